@@ -1,0 +1,189 @@
+// Starts real Pi in RPC mode and speaks its JSONL protocol: for tests, benchmarks and the demo.
+import { type ChildProcessWithoutNullStreams, spawn } from "node:child_process";
+import { randomUUID } from "node:crypto";
+import { mkdtemp } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import path from "node:path";
+import { encodeJsonl, JsonlDecoder } from "../../bridge/jsonl.ts";
+import { findPiInstall } from "../pi-install.ts";
+import { SCRIPTED_MODEL_ID, SCRIPTED_PROVIDER, writeScriptedAgentDir } from "./agent-dir.ts";
+
+export type PiLine = { type: string; [key: string]: unknown };
+export type PiResponse = PiLine & { type: "response"; id?: string; command: string; success: boolean };
+
+export interface PiRpcOptions {
+  /** OpenAI-compatible base URL (e.g. the scripted model's). */
+  modelBaseUrl: string;
+  cwd: string;
+  /** Extension files loaded with -e (discovery stays off). */
+  extensions?: string[];
+  /** Flags appended after ours. */
+  extraArgs?: string[];
+  /** `rpc` (default) or another Pi mode, e.g. `json` to exercise ctx.hasUI === false. */
+  mode?: string;
+  env?: NodeJS.ProcessEnv;
+  agentDir?: string;
+  /** Node binary; must be >= 22.19. Defaults to the running one. */
+  node?: string;
+  /** Extra trailing arguments (e.g. a prompt for json/print mode). */
+  messages?: string[];
+}
+
+export interface PiExit {
+  code: number | null;
+  signal: NodeJS.Signals | null;
+}
+
+export class PiRpcProcess {
+  readonly lines: PiLine[] = [];
+  stderr = "";
+  readonly exited: Promise<PiExit>;
+  private readonly listeners = new Set<(line: PiLine) => void>();
+  private exitInfo: PiExit | undefined;
+
+  private constructor(
+    readonly child: ChildProcessWithoutNullStreams,
+    readonly agentDir: string,
+  ) {
+    const decoder = new JsonlDecoder();
+    child.stdout.on("data", (chunk: Buffer) => {
+      for (const raw of decoder.push(chunk)) this.accept(raw);
+    });
+    child.stdout.on("end", () => {
+      const tail = decoder.end();
+      if (tail !== undefined) this.accept(tail);
+    });
+    child.stderr.on("data", (chunk: Buffer) => {
+      this.stderr += chunk.toString("utf8");
+    });
+    child.stdin.on("error", () => {});
+    this.exited = new Promise((resolve) => {
+      // "close" (not "exit"): all stdout has been read by then.
+      child.on("close", (code, signal) => {
+        this.exitInfo = { code, signal };
+        resolve(this.exitInfo);
+      });
+    });
+  }
+
+  static async start(options: PiRpcOptions): Promise<PiRpcProcess> {
+    const agentDir = options.agentDir ?? (await writeScriptedAgentDir(options.modelBaseUrl));
+    const home = await mkdtemp(path.join(tmpdir(), "pi-home-"));
+    const pi = findPiInstall(import.meta.dirname);
+    const args = [
+      pi.cliPath,
+      "--mode",
+      options.mode ?? "rpc",
+      "--no-session",
+      "--offline",
+      "--no-approve",
+      "--no-extensions",
+      "--no-skills",
+      "--no-prompt-templates",
+      "--no-context-files",
+      "--no-themes",
+      "--provider",
+      SCRIPTED_PROVIDER,
+      "--model",
+      SCRIPTED_MODEL_ID,
+      ...(options.extensions ?? []).flatMap((file) => ["-e", file]),
+      ...(options.extraArgs ?? []),
+      ...(options.messages ?? []),
+    ];
+    const child = spawn(options.node ?? process.execPath, args, {
+      cwd: options.cwd,
+      env: {
+        PATH: process.env.PATH,
+        HOME: home,
+        LANG: "C.UTF-8",
+        PI_OFFLINE: "1",
+        PI_CODING_AGENT_DIR: agentDir,
+        ...options.env,
+      },
+      stdio: ["pipe", "pipe", "pipe"],
+    });
+    return new PiRpcProcess(child, agentDir);
+  }
+
+  get pid(): number | undefined {
+    return this.child.pid;
+  }
+
+  get exitStatus(): PiExit | undefined {
+    return this.exitInfo;
+  }
+
+  onLine(listener: (line: PiLine) => void): () => void {
+    this.listeners.add(listener);
+    return () => this.listeners.delete(listener);
+  }
+
+  send(command: Record<string, unknown>): void {
+    this.child.stdin.write(encodeJsonl(command));
+  }
+
+  /** Sends a command (adding an id if it has none) and resolves with its response. */
+  async request(command: Record<string, unknown>, timeoutMs = 30_000): Promise<PiResponse> {
+    const id = typeof command.id === "string" ? command.id : randomUUID();
+    const from = this.lines.length;
+    this.send({ ...command, id });
+    return (await this.waitFor((l) => l.type === "response" && l.id === id, timeoutMs, from)) as PiResponse;
+  }
+
+  /** Resolves with the first line (at or after index `from`) matching `predicate`. */
+  waitFor(predicate: (line: PiLine) => boolean, timeoutMs = 30_000, from = 0): Promise<PiLine> {
+    const seen = this.lines.slice(from).find(predicate);
+    if (seen) return Promise.resolve(seen);
+    return new Promise((resolve, reject) => {
+      const timer = setTimeout(() => {
+        off();
+        reject(
+          new Error(
+            `timed out after ${timeoutMs} ms waiting for a Pi line; last lines: ${JSON.stringify(
+              this.lines.slice(-5),
+            )}; stderr: ${this.stderr.slice(-2000)}`,
+          ),
+        );
+      }, timeoutMs);
+      const listener = (line: PiLine) => {
+        if (!predicate(line)) return;
+        clearTimeout(timer);
+        off();
+        resolve(line);
+      };
+      const off = this.onLine(listener);
+      void this.exited.then((exit) => {
+        if (!this.listeners.has(listener)) return;
+        clearTimeout(timer);
+        off();
+        reject(
+          new Error(
+            `Pi exited (${JSON.stringify(exit)}) before a matching line; stderr: ${this.stderr.slice(-2000)}`,
+          ),
+        );
+      });
+    });
+  }
+
+  /** Closes stdin (Pi's own shutdown path) and waits; SIGKILL if it does not exit in time. */
+  async close(timeoutMs = 5_000): Promise<PiExit> {
+    if (this.exitInfo) return this.exitInfo;
+    this.child.stdin.end();
+    const timer = setTimeout(() => this.child.kill("SIGKILL"), timeoutMs);
+    const result = await this.exited;
+    clearTimeout(timer);
+    return result;
+  }
+
+  private accept(raw: string): void {
+    let parsed: unknown;
+    try {
+      parsed = JSON.parse(raw);
+    } catch {
+      parsed = { type: "__unparseable__", raw };
+    }
+    const line = parsed as PiLine;
+    this.lines.push(line);
+    for (const listener of [...this.listeners]) listener(line);
+  }
+}

@@ -1,0 +1,6 @@
+// Build-time facts the runtime reports (esbuild inlines package.json).
+import packageJson from "../package.json" with { type: "json" };
+import { PI_VERSION } from "./pi-install.ts";
+
+export const RUNTIME_VERSION: string = packageJson.version;
+export { PI_VERSION };

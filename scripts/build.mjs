@@ -1,0 +1,46 @@
+// Bundles the runtime entry points into self-contained ESM files laid out as in the image:
+// build/opt/chat-ui-agent/<name>.mjs. Pi stays external (resolved from the install's node_modules).
+import { mkdir, rm } from "node:fs/promises";
+import path from "node:path";
+import { build } from "esbuild";
+import { guardSource } from "./node-guard.mjs";
+
+const root = path.resolve(import.meta.dirname, "..");
+export const outDir = path.join(root, "build", "opt", "chat-ui-agent");
+
+/** Every runtime entry point. A missing source fails the build (no silent omissions). */
+export const entries = [{ source: "agent-runtime/health-server.ts", output: "health-server.mjs" }];
+
+function banner(program) {
+  // Some bundled CommonJS dependencies call require(); give the ESM bundle one.
+  const requireShim =
+    'import { createRequire as __chatUiCreateRequire } from "node:module";' +
+    "const require = __chatUiCreateRequire(import.meta.url);";
+  // The guard runs before any bundled module: a too-old Node gets one line, not a stack trace.
+  return `${requireShim}\n${guardSource(program)}`;
+}
+
+export async function buildAll() {
+  await rm(outDir, { recursive: true, force: true });
+  await mkdir(outDir, { recursive: true });
+  for (const entry of entries) {
+    await build({
+      entryPoints: [path.join(root, entry.source)],
+      outfile: path.join(outDir, entry.output),
+      bundle: true,
+      platform: "node",
+      format: "esm",
+      target: "node22",
+      external: ["@earendil-works/*"],
+      banner: { js: banner(entry.output) },
+      legalComments: "none",
+      logLevel: "warning",
+    });
+  }
+  return entries.map((e) => path.join(outDir, e.output));
+}
+
+if (import.meta.url === `file://${process.argv[1]}`) {
+  const files = await buildAll();
+  process.stderr.write(`built ${files.length} bundles into ${path.relative(root, outDir)}\n`);
+}
