@@ -1,6 +1,7 @@
 // Bundles the runtime entry points into self-contained ESM files laid out as in the image:
 // build/opt/chat-ui-agent/<name>.mjs. Pi stays external (resolved from the install's node_modules).
-import { mkdir, rm } from "node:fs/promises";
+import { copyFile, mkdir, rm } from "node:fs/promises";
+import { createRequire } from "node:module";
 import path from "node:path";
 import { build } from "esbuild";
 import { guardSource } from "./node-guard.mjs";
@@ -9,7 +10,19 @@ const root = path.resolve(import.meta.dirname, "..");
 export const outDir = path.join(root, "build", "opt", "chat-ui-agent");
 
 /** Every runtime entry point. A missing source fails the build (no silent omissions). */
-export const entries = [{ source: "agent-runtime/health-server.ts", output: "health-server.mjs" }];
+export const entries = [
+  { source: "agent-runtime/health-server.ts", output: "health-server.mjs" },
+  { source: "agent-runtime/approval-gate.ts", output: "approval-gate.mjs" },
+  { source: "agent-runtime/policy-cli.ts", output: "policy-cli.mjs" },
+  { source: "bridge/main.ts", output: "bridge.mjs" },
+  { source: "agent-runtime/attach/main.ts", output: "chat-ui-agent.mjs" },
+];
+
+/** Files copied beside the bundles: the approval gate loads its shell parser from its own directory. */
+export const assets = [
+  { module: "web-tree-sitter/tree-sitter.wasm", output: "tree-sitter.wasm" },
+  { module: "tree-sitter-bash/tree-sitter-bash.wasm", output: "tree-sitter-bash.wasm" },
+];
 
 function banner(program) {
   // Some bundled CommonJS dependencies call require(); give the ESM bundle one.
@@ -36,6 +49,10 @@ export async function buildAll() {
       legalComments: "none",
       logLevel: "warning",
     });
+  }
+  const requireFromRoot = createRequire(path.join(root, "package.json"));
+  for (const asset of assets) {
+    await copyFile(requireFromRoot.resolve(asset.module), path.join(outDir, asset.output));
   }
   return entries.map((e) => path.join(outDir, e.output));
 }

@@ -1,0 +1,91 @@
+// The dialog a person answers: exactly what will run or be touched, and why it was gated.
+import { statSync } from "node:fs";
+import type { Decision } from "./decide.ts";
+import { type PathContext, resolveToolPath } from "./path-context.ts";
+
+const MAX_SHOWN = 4000;
+
+export interface ConfirmPrompt {
+  title: string;
+  message: string;
+}
+
+export function confirmPrompt(
+  toolName: string,
+  input: unknown,
+  decision: Decision,
+  ctx: PathContext,
+): ConfirmPrompt {
+  const record = (typeof input === "object" && input !== null ? input : {}) as Record<string, unknown>;
+  const why = `Why: ${decision.classes.join(", ")}${decision.reasons.length ? ` — ${decision.reasons.join("; ")}` : ""}`;
+  const lines: string[] = [];
+  let title: string;
+  if (toolName === "bash") {
+    title = "Allow this shell command?";
+    lines.push("Command:", clip(String(record.command ?? "")));
+    lines.push(`Working directory: ${ctx.cwd}`);
+  } else if (toolName === "write") {
+    const file = resolveToolPath(String(record.path ?? ""), ctx);
+    const content = String(record.content ?? "");
+    title = `Allow writing ${record.path}?`;
+    lines.push(`File: ${file}`);
+    lines.push(
+      `${existingSize(file)} → new content ${Buffer.byteLength(content)} bytes, ${lineCount(content)} lines`,
+    );
+  } else if (toolName === "edit") {
+    const file = resolveToolPath(String(record.path ?? ""), ctx);
+    const edits = Array.isArray(record.edits) ? (record.edits as Array<Record<string, unknown>>) : [];
+    title = `Allow editing ${record.path}?`;
+    lines.push(`File: ${file} (${existingSize(file)})`);
+    lines.push(`${edits.length} edit(s):`);
+    for (const edit of edits.slice(0, 5)) {
+      const oldText = String(edit.oldText ?? "");
+      const newText = String(edit.newText ?? "");
+      lines.push(
+        `  -${lineCount(oldText)} +${lineCount(newText)} lines: ${JSON.stringify(firstLine(oldText))} → ${JSON.stringify(firstLine(newText))}`,
+      );
+    }
+    if (edits.length > 5) lines.push(`  … and ${edits.length - 5} more`);
+  } else if (typeof record.path === "string") {
+    title = `Allow ${toolName} of ${record.path}?`;
+    lines.push(`Path: ${resolveToolPath(record.path, ctx)}`);
+  } else {
+    title = `Allow the tool "${toolName}"?`;
+    lines.push("Input:", clip(safeJson(input)));
+  }
+  lines.push(why);
+  return { title, message: lines.join("\n") };
+}
+
+function existingSize(file: string): string {
+  try {
+    const stat = statSync(file);
+    return stat.isFile() ? `existing file ${stat.size} bytes` : "existing non-file";
+  } catch {
+    return "new file";
+  }
+}
+
+function lineCount(text: string): number {
+  if (text.length === 0) return 0;
+  return text.split("\n").length - (text.endsWith("\n") ? 1 : 0);
+}
+
+function firstLine(text: string): string {
+  const line = text.split("\n")[0] ?? "";
+  return line.length > 60 ? `${line.slice(0, 60)}…` : line;
+}
+
+function clip(text: string): string {
+  return text.length > MAX_SHOWN
+    ? `${text.slice(0, MAX_SHOWN)}\n… (${text.length - MAX_SHOWN} more characters)`
+    : text;
+}
+
+function safeJson(value: unknown): string {
+  try {
+    return JSON.stringify(value, null, 2) ?? String(value);
+  } catch {
+    return "(input not serialisable)";
+  }
+}

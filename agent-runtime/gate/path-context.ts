@@ -1,0 +1,179 @@
+// Where a tool call runs and what the gate protects: resolves paths the way Pi's tools do (~, cwd), then
+// follows symlinks so a link cannot disguise a credential file or the gate's own files.
+import { existsSync, realpathSync } from "node:fs";
+import { homedir } from "node:os";
+import path from "node:path";
+import { fileURLToPath } from "node:url";
+import { policyPath } from "../policy/policy-store.ts";
+
+export interface PathContext {
+  /** The session's working directory (relative paths resolve against it). */
+  cwd: string;
+  home: string;
+  /** Pi's agent dir (settings, extensions, auth.json). */
+  agentDir: string;
+  /** The live policy file. */
+  policyPath: string;
+  /** Directories whose contents are the gate itself (e.g. /opt/chat-ui-agent). */
+  gateDirs: string[];
+}
+
+export const IMAGE_GATE_DIR = "/opt/chat-ui-agent";
+
+/** Pi's own rule: PI_CODING_AGENT_DIR (tilde-expanded) or ~/.pi/agent. */
+export function piAgentDir(env: NodeJS.ProcessEnv, home: string): string {
+  const configured = env.PI_CODING_AGENT_DIR;
+  if (configured) return path.resolve(expandTilde(configured, home));
+  return path.join(home, ".pi", "agent");
+}
+
+/** The directory holding the running gate code (the bundle's directory in the image). */
+export function ownDir(moduleUrl: string): string {
+  return path.dirname(fileURLToPath(moduleUrl));
+}
+
+export function pathContextFromEnv(
+  cwd: string,
+  env: NodeJS.ProcessEnv = process.env,
+  extraGateDirs: string[] = [],
+): PathContext {
+  return new LazyPathContext(cwd, env, extraGateDirs);
+}
+
+/**
+ * Canonical forms, so a symlinked /tmp or HOME cannot make a protected path look ordinary. Each is resolved on
+ * first use within one decision (a context is built per tool call): calls that never look at a path
+ * (e.g. `git push`) skip the syscalls.
+ */
+class LazyPathContext implements PathContext {
+  #cwd: string | undefined;
+  #home: string | undefined;
+  #agentDir: string | undefined;
+  #policyPath: string | undefined;
+  #gateDirs: string[] | undefined;
+  readonly #lexicalHome: string;
+
+  constructor(
+    private readonly lexicalCwd: string,
+    private readonly env: NodeJS.ProcessEnv,
+    private readonly extraGateDirs: string[],
+  ) {
+    this.#lexicalHome = env.HOME && env.HOME.length > 0 ? env.HOME : homedir();
+  }
+
+  get cwd(): string {
+    this.#cwd ??= uncachedRealpathOfExisting(path.resolve(this.lexicalCwd), true);
+    return this.#cwd;
+  }
+
+  get home(): string {
+    this.#home ??= uncachedRealpathOfExisting(path.resolve(this.#lexicalHome), true);
+    return this.#home;
+  }
+
+  get agentDir(): string {
+    this.#agentDir ??= uncachedRealpathOfExisting(piAgentDir(this.env, this.#lexicalHome));
+    return this.#agentDir;
+  }
+
+  get policyPath(): string {
+    this.#policyPath ??= uncachedRealpathOfExisting(policyPath(this.env));
+    return this.#policyPath;
+  }
+
+  get gateDirs(): string[] {
+    this.#gateDirs ??= [
+      ...new Set(
+        [...new Set([IMAGE_GATE_DIR, ...this.extraGateDirs].map((dir) => path.resolve(dir)))].map((dir) =>
+          uncachedRealpathOfExisting(dir),
+        ),
+      ),
+    ];
+    return this.#gateDirs;
+  }
+}
+
+export function expandTilde(raw: string, home: string): string {
+  if (raw === "~") return home;
+  if (raw.startsWith("~/")) return path.join(home, raw.slice(2));
+  return raw;
+}
+
+/** Pi strips a leading "@" from tool paths; so do we, then ~ and cwd, then symlinks. */
+export function resolveToolPath(raw: string, ctx: PathContext): string {
+  const stripped = raw.startsWith("@") ? raw.slice(1) : raw;
+  const lexical = path.resolve(ctx.cwd, expandTilde(stripped, ctx.home));
+  return canonicalIn(ctx, lexical);
+}
+
+/** realpath of the longest existing prefix, with the missing tail appended (targets of writes may not exist). */
+export function realpathOfExisting(absolute: string, cache?: Map<string, string>): string {
+  if (!cache) return uncachedRealpathOfExisting(absolute);
+  const cached = cache.get(absolute);
+  if (cached !== undefined) return cached;
+  let resolved: string;
+  if (existsSync(absolute)) {
+    resolved = uncachedRealpathOfExisting(absolute, true);
+  } else {
+    // Missing: canonicalise the parent (memoised, so sibling arguments share it) and append the name.
+    const parent = path.dirname(absolute);
+    resolved =
+      parent === absolute ? absolute : path.join(realpathOfExisting(parent, cache), path.basename(absolute));
+  }
+  cache.set(absolute, resolved);
+  return resolved;
+}
+
+/** Per-decision memo (a context lives for one decision, so it never goes stale across calls). */
+const realpathCaches = new WeakMap<PathContext, Map<string, string>>();
+
+/** realpathOfExisting, memoised for the lifetime of one decision's context. */
+export function canonicalIn(ctx: PathContext, absolute: string): string {
+  let cache = realpathCaches.get(ctx);
+  if (!cache) {
+    // The context's own paths are canonical already: seed them (the session cwd is every relative path's parent).
+    cache = new Map([
+      [ctx.cwd, ctx.cwd],
+      [ctx.home, ctx.home],
+    ]);
+    realpathCaches.set(ctx, cache);
+  }
+  return realpathOfExisting(absolute, cache);
+}
+
+function uncachedRealpathOfExisting(absolute: string, likelyExists = false): string {
+  if (likelyExists) {
+    // Paths that normally exist (cwd, HOME): one realpath(3) syscall, no existence probe. Elsewhere a missing
+    // path is common (a dev machine has no /opt/chat-ui-agent) and a thrown ENOENT costs more than existsSync.
+    try {
+      return realpathSync.native(absolute);
+    } catch {
+      // missing: fall through to the walk
+    }
+  }
+  const tail: string[] = [];
+  let current = absolute;
+  for (;;) {
+    // existsSync first: a thrown ENOENT costs more than the probe, and most arguments are not files.
+    if (existsSync(current)) {
+      try {
+        // The native realpath(3) is one syscall; the JS fallback lstat()s every component.
+        const real = realpathSync.native(current);
+        return tail.length === 0 ? real : path.join(real, ...tail.reverse());
+      } catch {
+        // vanished or unreadable between the two calls: keep walking up
+      }
+    }
+    const parent = path.dirname(current);
+    if (parent === current) return absolute;
+    tail.push(path.basename(current));
+    current = parent;
+  }
+}
+
+/** Both paths absolute and normalised (resolve/realpath output): a prefix test, no allocation-heavy relative(). */
+export function isWithin(child: string, parent: string): boolean {
+  if (child === parent) return true;
+  const prefix = parent.endsWith(path.sep) ? parent : parent + path.sep;
+  return child.startsWith(prefix);
+}

@@ -1,0 +1,47 @@
+// Loads tree-sitter-bash (WASM) once. In the image the two .wasm files sit beside the bundle
+// (/opt/chat-ui-agent/); from source they come from node_modules.
+import { existsSync } from "node:fs";
+import { createRequire } from "node:module";
+import path from "node:path";
+import { fileURLToPath } from "node:url";
+import { Language, Parser } from "web-tree-sitter";
+
+export const RUNTIME_WASM = "tree-sitter.wasm";
+export const BASH_WASM = "tree-sitter-bash.wasm";
+const PACKAGE_WASM: Record<string, string> = {
+  [RUNTIME_WASM]: "web-tree-sitter/tree-sitter.wasm",
+  [BASH_WASM]: "tree-sitter-bash/tree-sitter-bash.wasm",
+};
+
+/** Beside this module first (the shipped layout), then the installed package. */
+export function locateWasm(name: string, moduleUrl: string = import.meta.url): string {
+  const beside = path.join(path.dirname(fileURLToPath(moduleUrl)), name);
+  if (existsSync(beside)) return beside;
+  const specifier = PACKAGE_WASM[name];
+  if (!specifier) throw new Error(`unknown wasm file ${name}`);
+  try {
+    return createRequire(moduleUrl).resolve(specifier);
+  } catch {
+    throw new Error(`shell parser: ${name} not found beside ${beside} nor as ${specifier}`);
+  }
+}
+
+let loading: Promise<Parser> | undefined;
+
+/** One parser per process; a failed load is retried on the next call (and every call until then fails closed). */
+export function loadBashParser(): Promise<Parser> {
+  loading ??= (async () => {
+    const runtimeWasm = locateWasm(RUNTIME_WASM);
+    await Parser.init({ locateFile: () => runtimeWasm });
+    const language = await Language.load(locateWasm(BASH_WASM));
+    const parser = new Parser();
+    parser.setLanguage(language);
+    return parser;
+  })();
+  loading.catch(() => {
+    loading = undefined;
+  });
+  return loading;
+}
+
+export type { Parser };

@@ -1,0 +1,199 @@
+#!/usr/bin/env node
+// chat-ui-agent-policy: the operator's view of the live approval policy.
+//   get                                  effective policy and its source (file / env / default)
+//   set <auto|ask|read-only> [--expected <mode>]   atomic write; conflict if --expected does not match
+//   explain [--policy P --tool T --input JSON] [--cwd DIR]   the gate's own decision function; without
+//           flags, reads NDJSON {"policy","toolName","input"[,"cwd"]} on stdin and writes one JSON line each
+// Exit codes: 0 ok, 1 I/O or runtime failure, 2 bad usage or input, 3 policy conflict.
+import { realpathSync } from "node:fs";
+import { createInterface } from "node:readline";
+import { fileURLToPath } from "node:url";
+import { parseArgs } from "node:util";
+import { z } from "zod";
+import { decide } from "./gate/decide.ts";
+import { ownDir, pathContextFromEnv } from "./gate/path-context.ts";
+import { loadBashParser } from "./gate/shell-parser.ts";
+import { isPolicyMode, POLICY_MODES, readEffectivePolicy, setPolicy } from "./policy/policy-store.ts";
+
+export const EXIT = { ok: 0, failure: 1, usage: 2, conflict: 3 } as const;
+
+const USAGE = `usage:
+  chat-ui-agent-policy get
+  chat-ui-agent-policy set <${POLICY_MODES.join("|")}> [--expected <mode>]
+  chat-ui-agent-policy explain [--policy <mode>] [--tool <name>] [--input <json>] [--cwd <dir>]
+      (without --tool: NDJSON lines {"policy","toolName","input"} on stdin, one JSON line out each)`;
+
+class UsageError extends Error {}
+
+export interface CliIo {
+  stdout: NodeJS.WritableStream;
+  stderr: NodeJS.WritableStream;
+  stdin: NodeJS.ReadableStream;
+  env: NodeJS.ProcessEnv;
+  cwd: string;
+}
+
+export async function runPolicyCli(argv: string[], io: CliIo): Promise<number> {
+  const out = (value: unknown) => io.stdout.write(`${JSON.stringify(value)}\n`);
+  try {
+    const [command, ...rest] = argv;
+    switch (command) {
+      case "get": {
+        parseArgs({ args: rest, options: {}, allowPositionals: false, strict: true });
+        out(readEffectivePolicy(io.env));
+        return EXIT.ok;
+      }
+      case "set":
+        return await runSet(rest, io, out);
+      case "explain":
+        return await runExplain(rest, io, out);
+      case "help":
+      case "--help":
+      case "-h":
+        io.stdout.write(`${USAGE}\n`);
+        return EXIT.ok;
+      default:
+        throw new UsageError(command === undefined ? "missing command" : `unknown command "${command}"`);
+    }
+  } catch (error) {
+    if (error instanceof UsageError || (error as { code?: string }).code?.startsWith("ERR_PARSE_ARGS")) {
+      io.stderr.write(`chat-ui-agent-policy: ${(error as Error).message}\n${USAGE}\n`);
+      return EXIT.usage;
+    }
+    io.stderr.write(`chat-ui-agent-policy: ${error instanceof Error ? error.message : String(error)}\n`);
+    return EXIT.failure;
+  }
+}
+
+async function runSet(args: string[], io: CliIo, out: (v: unknown) => void): Promise<number> {
+  const { values, positionals } = parseArgs({
+    args,
+    options: { expected: { type: "string" } },
+    allowPositionals: true,
+    strict: true,
+  });
+  if (positionals.length !== 1) throw new UsageError("set takes exactly one policy");
+  const policy = positionals[0];
+  if (!isPolicyMode(policy))
+    throw new UsageError(`invalid policy ${JSON.stringify(policy)}: use ${POLICY_MODES.join(", ")}`);
+  if (values.expected !== undefined && !isPolicyMode(values.expected)) {
+    throw new UsageError(
+      `invalid --expected ${JSON.stringify(values.expected)}: use ${POLICY_MODES.join(", ")}`,
+    );
+  }
+  const result = await setPolicy({
+    policy,
+    ...(values.expected !== undefined && isPolicyMode(values.expected) ? { expected: values.expected } : {}),
+    env: io.env,
+  });
+  out(result);
+  if (result.ok) return EXIT.ok;
+  if (result.error === "policy_conflict") {
+    io.stderr.write(
+      `chat-ui-agent-policy: conflict: expected ${values.expected} but the effective policy is ${result.current.policy} (${result.current.source})\n`,
+    );
+    return EXIT.conflict;
+  }
+  io.stderr.write(`chat-ui-agent-policy: ${result.error}: ${result.message}\n`);
+  return result.error === "invalid_policy" ? EXIT.usage : EXIT.failure;
+}
+
+const ExplainLine = z.strictObject({
+  policy: z.enum(POLICY_MODES).optional(),
+  toolName: z.string().min(1),
+  input: z.record(z.string(), z.unknown()),
+  cwd: z.string().min(1).optional(),
+});
+
+async function runExplain(args: string[], io: CliIo, out: (v: unknown) => void): Promise<number> {
+  const { values } = parseArgs({
+    args,
+    options: {
+      policy: { type: "string" },
+      tool: { type: "string" },
+      input: { type: "string" },
+      cwd: { type: "string" },
+    },
+    allowPositionals: false,
+    strict: true,
+  });
+  const parser = await loadBashParser();
+  const gateDirs = [ownDir(import.meta.url)];
+  const explainOne = (raw: unknown): { ok: boolean; value: unknown } => {
+    const parsed = ExplainLine.safeParse(raw);
+    if (!parsed.success)
+      return { ok: false, value: { error: "invalid_call", message: z.prettifyError(parsed.error) } };
+    const call = parsed.data;
+    const context = pathContextFromEnv(call.cwd ?? values.cwd ?? io.cwd, io.env, gateDirs);
+    const policy = call.policy ?? readEffectivePolicy(io.env).policy;
+    return {
+      ok: true,
+      value: decide({ policy, toolName: call.toolName, input: call.input, context, parser }),
+    };
+  };
+
+  if (values.tool !== undefined || values.input !== undefined) {
+    if (values.tool === undefined) throw new UsageError("--input needs --tool");
+    let input: unknown = {};
+    if (values.input !== undefined) {
+      try {
+        input = JSON.parse(values.input);
+      } catch {
+        throw new UsageError("--input is not valid JSON");
+      }
+    }
+    const result = explainOne({
+      toolName: values.tool,
+      input,
+      ...(values.policy ? { policy: values.policy } : {}),
+    });
+    out(result.value);
+    return result.ok ? EXIT.ok : EXIT.usage;
+  }
+  if (values.policy !== undefined && !isPolicyMode(values.policy))
+    throw new UsageError(`invalid --policy ${values.policy}`);
+
+  let status: number = EXIT.ok;
+  const lines = createInterface({ input: io.stdin, crlfDelay: Number.POSITIVE_INFINITY });
+  for await (const line of lines) {
+    if (line.trim() === "") continue;
+    let raw: unknown;
+    try {
+      raw = JSON.parse(line);
+    } catch {
+      out({ error: "invalid_json", message: "line is not JSON" });
+      status = EXIT.usage;
+      continue;
+    }
+    if (values.policy && typeof raw === "object" && raw !== null && !("policy" in raw)) {
+      raw = { ...raw, policy: values.policy };
+    }
+    const result = explainOne(raw);
+    out(result.value);
+    if (!result.ok) status = EXIT.usage;
+  }
+  return status;
+}
+
+// Run when executed directly (the bundle, or `node --import tsx agent-runtime/policy-cli.ts`).
+function invokedDirectly(): boolean {
+  try {
+    // realpath both sides: npm's bin link (chat-ui-agent-policy) is a symlink to the bundle.
+    return (
+      process.argv[1] !== undefined &&
+      realpathSync(process.argv[1]) === realpathSync(fileURLToPath(import.meta.url))
+    );
+  } catch {
+    return false;
+  }
+}
+if (invokedDirectly()) {
+  const code = await runPolicyCli(process.argv.slice(2), {
+    stdout: process.stdout,
+    stderr: process.stderr,
+    stdin: process.stdin,
+    env: process.env,
+    cwd: process.cwd(),
+  });
+  process.exitCode = code;
+}

@@ -1,0 +1,160 @@
+// chat-ui-agent-policy get / set / explain: in-process for the cases, and once through the shipped bundle
+// (copied away from node_modules, called through a bin-style symlink) to prove what ships.
+import assert from "node:assert/strict";
+import { spawnSync } from "node:child_process";
+import { copyFile, readFile, symlink, writeFile } from "node:fs/promises";
+import path from "node:path";
+import { PassThrough } from "node:stream";
+import { test } from "node:test";
+import { setTimeout as sleep } from "node:timers/promises";
+import { EXIT, runPolicyCli } from "../../agent-runtime/policy-cli.ts";
+import { tempDir } from "../support/workspace.ts";
+
+async function cli(argv: string[], env: NodeJS.ProcessEnv, stdinText = "") {
+  const stdout = new PassThrough();
+  const stderr = new PassThrough();
+  const stdin = new PassThrough();
+  let out = "";
+  let err = "";
+  stdout.on("data", (c) => (out += c));
+  stderr.on("data", (c) => (err += c));
+  stdin.end(stdinText);
+  const code = await runPolicyCli(argv, { stdout, stderr, stdin, env, cwd: "/work/project" });
+  return {
+    code,
+    out,
+    err,
+    json: out.trim()
+      ? out
+          .trim()
+          .split("\n")
+          .map((l) => JSON.parse(l))
+      : [],
+  };
+}
+
+test("get reports the effective policy and its source", async (t) => {
+  const dir = await tempDir(t);
+  const env = { AGENT_POLICY_PATH: path.join(dir, "policy"), AGENT_POLICY: "read-only" };
+  const missing = await cli(["get"], env);
+  assert.equal(missing.code, EXIT.ok);
+  assert.deepEqual(missing.json, [
+    { policy: "read-only", source: "env", path: env.AGENT_POLICY_PATH, fileProblem: "missing" },
+  ]);
+  await writeFile(env.AGENT_POLICY_PATH, "auto\n");
+  assert.deepEqual((await cli(["get"], env)).json[0], {
+    policy: "auto",
+    source: "file",
+    path: env.AGENT_POLICY_PATH,
+  });
+  assert.equal((await cli(["get", "extra"], env)).code, EXIT.usage);
+});
+
+test("set writes atomically, honours --expected, validates, and uses distinct exit codes", async (t) => {
+  const dir = await tempDir(t);
+  const env = { AGENT_POLICY_PATH: path.join(dir, "policy") };
+  const first = await cli(["set", "auto"], env);
+  assert.equal(first.code, EXIT.ok);
+  assert.equal(first.json[0].current.policy, "auto");
+  assert.equal(await readFile(env.AGENT_POLICY_PATH, "utf8"), "auto\n");
+
+  const conflict = await cli(["set", "read-only", "--expected", "ask"], env);
+  assert.equal(conflict.code, EXIT.conflict);
+  assert.equal(conflict.json[0].error, "policy_conflict");
+  assert.match(conflict.err, /conflict: expected ask but the effective policy is auto/);
+  assert.equal(await readFile(env.AGENT_POLICY_PATH, "utf8"), "auto\n");
+
+  assert.equal((await cli(["set", "read-only", "--expected", "auto"], env)).code, EXIT.ok);
+  assert.equal(await readFile(env.AGENT_POLICY_PATH, "utf8"), "read-only\n");
+
+  for (const argv of [
+    ["set"],
+    ["set", "yolo"],
+    ["set", "auto", "ask"],
+    ["set", "auto", "--expected", "nope"],
+    ["set", "auto", "--force"],
+    ["frob"],
+    [],
+  ]) {
+    const bad = await cli(argv, env);
+    assert.equal(bad.code, EXIT.usage, argv.join(" "));
+    assert.match(bad.err, /usage:/);
+  }
+  assert.equal(await readFile(env.AGENT_POLICY_PATH, "utf8"), "read-only\n");
+
+  const link = path.join(dir, "link");
+  await symlink(env.AGENT_POLICY_PATH, link);
+  const refused = await cli(["set", "auto"], { AGENT_POLICY_PATH: link });
+  assert.equal(refused.code, EXIT.failure);
+  assert.match(refused.err, /symlink_target/);
+});
+
+test("explain: NDJSON in, one decision line out per call, same decide() as the gate", async () => {
+  const input = [
+    { policy: "auto", toolName: "bash", input: { command: "git push" } },
+    { policy: "auto", toolName: "bash", input: { command: "echo hi > f" } },
+    { policy: "read-only", toolName: "write", input: { path: "x", content: "y" } },
+    { policy: "ask", toolName: "read", input: { path: "~/.netrc" } },
+    { toolName: "bash", input: { command: "ls" } },
+  ]
+    .map((l) => JSON.stringify(l))
+    .join("\n");
+  const result = await cli(
+    ["explain"],
+    { AGENT_POLICY: "read-only", AGENT_POLICY_PATH: "/nonexistent/policy", HOME: "/home/agent" },
+    `${input}\n\nnot json\n{"toolName":"bash"}\n`,
+  );
+  assert.equal(result.code, EXIT.usage, "bad lines make the exit code non-zero");
+  assert.deepEqual(
+    result.json.map((l) => l.decision ?? l.error),
+    ["confirm", "allow", "block", "confirm", "block", "invalid_json", "invalid_call"],
+  );
+  assert.deepEqual(result.json[0].classes, ["EXIT"]);
+  assert.deepEqual(result.json[2].classes, ["WRITE"]);
+  assert.deepEqual(result.json[3].classes, ["SECRET"]);
+
+  const flags = await cli(
+    ["explain", "--policy", "auto", "--tool", "bash", "--input", '{"command":"npm publish"}'],
+    {},
+  );
+  assert.equal(flags.code, EXIT.ok);
+  assert.equal(flags.json[0].decision, "confirm");
+  assert.equal((await cli(["explain", "--tool", "bash", "--input", "{nope"], {})).code, EXIT.usage);
+  assert.equal((await cli(["explain", "--input", "{}"], {})).code, EXIT.usage);
+});
+
+test("the shipped bundle runs standalone through a bin symlink (wasm beside it)", async (t) => {
+  const buildDir = path.join(import.meta.dirname, "..", "..", "build", "opt", "chat-ui-agent");
+  const dir = await tempDir(t);
+  for (const file of ["policy-cli.mjs", "tree-sitter.wasm", "tree-sitter-bash.wasm"]) {
+    for (let attempt = 0; ; attempt++) {
+      try {
+        await copyFile(path.join(buildDir, file), path.join(dir, file));
+        break;
+      } catch (error) {
+        if (attempt >= 40) throw new Error(`${file} missing: run \`npm run build\` first (${error})`);
+        await sleep(250);
+      }
+    }
+  }
+  const bin = path.join(dir, "chat-ui-agent-policy");
+  await symlink(path.join(dir, "policy-cli.mjs"), bin);
+  const env = { PATH: process.env.PATH, AGENT_POLICY_PATH: path.join(dir, "policy") };
+  const run = (args: string[], input?: string) =>
+    spawnSync(process.execPath, [bin, ...args], { env, input, encoding: "utf8", timeout: 30_000 });
+  const set = run(["set", "ask"]);
+  assert.equal(set.status, 0, set.stderr);
+  const get = run(["get"]);
+  assert.deepEqual(JSON.parse(get.stdout), { policy: "ask", source: "file", path: env.AGENT_POLICY_PATH });
+  const explain = run(
+    ["explain"],
+    '{"policy":"auto","toolName":"bash","input":{"command":"g\\"i\\"t p\'u\'sh"}}\n',
+  );
+  assert.equal(explain.status, 0, explain.stderr);
+  assert.deepEqual(JSON.parse(explain.stdout), {
+    decision: "confirm",
+    classes: ["EXIT"],
+    reasons: ["`git push` sends commits to a remote"],
+  });
+  assert.equal(run(["set", "bogus"]).status, 2);
+});
