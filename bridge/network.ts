@@ -1,0 +1,383 @@
+// Network mode: GET /v1/health and the WebSocket at /v1/rpc (hello, welcome, replay, live frames).
+import { createHash, timingSafeEqual } from "node:crypto";
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http";
+import type { AddressInfo } from "node:net";
+import { type RawData, WebSocket, WebSocketServer } from "ws";
+import type { Logger } from "../agent-runtime/log.ts";
+import type { BridgeCore, Frame, FrameSink } from "./core.ts";
+import { CloseCode, HelloFrame, PROTOCOL_VERSION, type WelcomeFrame } from "./protocol.ts";
+import type { ReplayRing } from "./replay-ring.ts";
+
+/** Frames are handed to ws only while less than this is buffered; the rest waits in the ring. */
+const HIGH_WATER_BYTES = 1024 * 1024;
+/** Frames are written to the socket in batches of about this size. */
+const BATCH_BYTES = 64 * 1024;
+
+/** Numbers frames and keeps them in the replay ring. */
+export class RingSink implements FrameSink {
+  onAppend: () => void = () => {};
+
+  constructor(readonly ring: ReplayRing) {}
+
+  publish(frame: Frame, raw?: string): void {
+    this.ring.append((seq) => {
+      // Pi's own text stays byte-identical: splice the seq in front instead of re-serialising.
+      if (raw?.startsWith('{"') && !Object.hasOwn(frame, "seq")) {
+        return `{"seq":${seq},${raw.slice(1)}`;
+      }
+      const { seq: _theirs, ...rest } = frame;
+      return JSON.stringify({ seq, ...rest });
+    });
+    this.onAppend();
+  }
+
+  get headSeq(): number {
+    return this.ring.headSeq;
+  }
+}
+
+export interface NetworkOptions {
+  host: string;
+  port: number;
+  token: string;
+  helloTimeoutMs: number;
+  authFailureDelayMs: number;
+  maxFrameBytes: number;
+  maxSendQueueBytes: number;
+}
+
+function digest(text: string): Buffer {
+  return createHash("sha256").update(text).digest();
+}
+
+class Connection {
+  clientId: string | undefined;
+  /** Seq of the last ring frame handed to ws. */
+  sentSeq = 0;
+  /** headSeq when the welcome went out: the replay before it does not count as a slow-client backlog. */
+  liveFrom = 0;
+  ready = false;
+  closed = false;
+  private readonly early: RawData[] = [];
+  private waitingForDrain = false;
+
+  constructor(
+    readonly ws: WebSocket,
+    private readonly server: NetworkServer,
+  ) {}
+
+  hold(data: RawData): void {
+    this.early.push(data);
+  }
+
+  takeEarly(): RawData[] {
+    return this.early.splice(0);
+  }
+
+  close(code: number, reason: string): void {
+    if (this.closed) return;
+    this.closed = true;
+    // Detach now: the close handshake can take long with a client that does not read.
+    this.server.release(this);
+    this.ws.close(code, reason);
+  }
+
+  pump(): void {
+    if (!this.ready || this.closed) return;
+    // One socket write for the whole batch instead of one per frame.
+    const socket = (this.ws as unknown as { _socket?: { cork(): void; uncork(): void } })._socket;
+    socket?.cork();
+    try {
+      this.pumpFrames(socket);
+    } finally {
+      socket?.uncork();
+    }
+  }
+
+  private pumpFrames(socket: { cork(): void; uncork(): void } | undefined): void {
+    const ring = this.server.ring;
+    let batchBytes = 0;
+    while (this.sentSeq < ring.headSeq) {
+      if (batchBytes >= BATCH_BYTES) {
+        // Bounded batches: the first frames of a long replay leave without waiting for the rest.
+        socket?.uncork();
+        socket?.cork();
+        batchBytes = 0;
+      }
+      if (this.ws.bufferedAmount >= HIGH_WATER_BYTES) {
+        if (!this.waitingForDrain) {
+          this.waitingForDrain = true;
+          // A ping's callback runs once everything queued before it has been written to the socket.
+          this.ws.ping(undefined, undefined, () => {
+            this.waitingForDrain = false;
+            this.pump();
+          });
+        }
+        return;
+      }
+      const frame = ring.get(this.sentSeq + 1);
+      if (!frame) {
+        this.close(CloseCode.tooSlow, "fell behind the replay ring; resume");
+        return;
+      }
+      this.ws.send(frame.data, { binary: false });
+      this.sentSeq = frame.seq;
+      batchBytes += frame.bytes;
+    }
+  }
+
+  /** Resolves once everything in the ring has been handed over and written (bounded wait). */
+  async flush(timeoutMs: number): Promise<void> {
+    const deadline = Date.now() + timeoutMs;
+    while (!this.closed && Date.now() < deadline) {
+      this.pump();
+      if (this.sentSeq >= this.server.ring.headSeq && this.ws.bufferedAmount === 0) return;
+      await new Promise((r) => setTimeout(r, 10));
+    }
+  }
+}
+
+export class NetworkServer {
+  private readonly http: Server;
+  private readonly wss: WebSocketServer;
+  private controller: Connection | undefined;
+  private readonly connections = new Set<Connection>();
+  private readonly tokenDigest: Buffer;
+  private closing = false;
+
+  constructor(
+    private readonly core: BridgeCore,
+    readonly ring: ReplayRing,
+    private readonly options: NetworkOptions,
+    private readonly log: Logger,
+  ) {
+    this.tokenDigest = digest(options.token);
+    this.http = createServer((req, res) => this.onHttp(req, res));
+    this.wss = new WebSocketServer({
+      noServer: true,
+      // Frames up to this size get an error frame, not a dropped connection; larger ones close with 1009.
+      maxPayload: Math.max(2 * options.maxFrameBytes, options.maxFrameBytes + 1024 * 1024),
+    });
+    this.http.on("upgrade", (req, socket, head) => {
+      const url = new URL(req.url ?? "/", "http://bridge");
+      if (url.pathname !== "/v1/rpc" || this.closing) {
+        socket.end("HTTP/1.1 404 Not Found\r\nConnection: close\r\nContent-Length: 0\r\n\r\n");
+        return;
+      }
+      // Frames are small and latency matters: no Nagle delay.
+      if ("setNoDelay" in socket && typeof socket.setNoDelay === "function") socket.setNoDelay(true);
+      this.wss.handleUpgrade(req, socket, head, (ws) => this.onConnection(ws));
+    });
+  }
+
+  async listen(): Promise<AddressInfo> {
+    await new Promise<void>((resolve, reject) => {
+      this.http.once("error", reject);
+      this.http.listen(this.options.port, this.options.host, () => resolve());
+    });
+    return this.http.address() as AddressInfo;
+  }
+
+  private pumpScheduled = false;
+
+  /** New frames are in the ring: send them once the current batch of Pi lines has been read. */
+  notify(): void {
+    if (this.pumpScheduled) return;
+    this.pumpScheduled = true;
+    queueMicrotask(() => {
+      this.pumpScheduled = false;
+      this.pumpController();
+    });
+  }
+
+  private pumpController(): void {
+    const conn = this.controller;
+    if (!conn?.ready || conn.closed) return;
+    // During the replay the ring itself bounds the backlog (an evicted unsent frame closes 4008 in pump).
+    if (
+      conn.sentSeq >= conn.liveFrom &&
+      this.ring.bytesAfter(conn.sentSeq) > this.options.maxSendQueueBytes
+    ) {
+      this.log.warn(
+        {
+          clientId: conn.clientId,
+          sentSeq: conn.sentSeq,
+          liveFrom: conn.liveFrom,
+          headSeq: this.ring.headSeq,
+        },
+        "client too slow: send backlog over the limit",
+      );
+      conn.close(CloseCode.tooSlow, "send backlog over the limit; resume");
+      return;
+    }
+    conn.pump();
+  }
+
+  /** Delivers what is left to the controller, then closes everything. */
+  async close(): Promise<void> {
+    this.closing = true;
+    await this.controller?.flush(1_000);
+    for (const conn of this.connections) conn.close(CloseCode.goingAway, "bridge shutting down");
+    await new Promise((r) => setTimeout(r, 50));
+    for (const client of this.wss.clients) client.terminate();
+    this.http.closeAllConnections();
+    await new Promise<void>((resolve) => this.http.close(() => resolve()));
+  }
+
+  /** The connection no longer controls the agent (closed, superseded or too slow). */
+  release(conn: Connection): void {
+    if (this.controller !== conn) return;
+    this.controller = undefined;
+    if (conn.clientId !== undefined) this.core.detach(conn.clientId);
+    this.log.info({ clientId: conn.clientId }, "client detached");
+  }
+
+  private onHttp(req: IncomingMessage, res: ServerResponse): void {
+    const url = new URL(req.url ?? "/", "http://bridge");
+    if (req.method === "GET" && url.pathname === "/v1/health") {
+      const pi = this.core.piStatus();
+      const body = {
+        status: this.core.isShuttingDown ? "shutting_down" : pi.state === "exited" ? "agent_exited" : "ok",
+        protocol: PROTOCOL_VERSION,
+        pi: { state: pi.state },
+        attached: this.core.attached !== undefined,
+      };
+      res.writeHead(200, { "content-type": "application/json", "cache-control": "no-store" });
+      res.end(JSON.stringify(body));
+      return;
+    }
+    res.writeHead(404, { "content-type": "application/json" });
+    res.end('{"error":"not_found"}');
+  }
+
+  private onConnection(ws: WebSocket): void {
+    const conn = new Connection(ws, this);
+    this.connections.add(conn);
+    let state: "hello" | "accepting" | "rejected" | "attached" = "hello";
+    const reject = (why: string) => {
+      if (state === "rejected") return;
+      state = "rejected";
+      this.log.warn({ why }, "connection refused");
+      // Same delay for every failure, so timing tells nothing about the token.
+      setTimeout(() => conn.close(CloseCode.unauthorized, "unauthorized"), this.options.authFailureDelayMs);
+    };
+    const helloTimer = setTimeout(() => reject("no hello in time"), this.options.helloTimeoutMs);
+    ws.on("message", (data, isBinary) => {
+      if (state === "attached") {
+        this.onClientData(conn, data, isBinary);
+      } else if (state === "accepting") {
+        conn.hold(data);
+      } else if (state === "hello") {
+        clearTimeout(helloTimer);
+        const hello = this.parseHello(data, isBinary);
+        if (!hello.ok) {
+          reject(hello.why);
+          return;
+        }
+        state = "accepting";
+        void this.accept(conn, hello.frame).then(
+          () => {
+            if (conn.closed) return;
+            state = "attached";
+            for (const early of conn.takeEarly()) this.onClientData(conn, early, false);
+            conn.pump();
+          },
+          (err: Error) => {
+            this.log.error({ err: err.message }, "accepting a client failed");
+            conn.close(CloseCode.goingAway, "internal error");
+          },
+        );
+      }
+    });
+    ws.on("error", (err) => this.log.warn({ err: err.message }, "websocket error"));
+    ws.on("close", () => {
+      clearTimeout(helloTimer);
+      conn.closed = true;
+      this.connections.delete(conn);
+      this.release(conn);
+    });
+  }
+
+  private parseHello(
+    data: RawData,
+    isBinary: boolean,
+  ): { ok: true; frame: ReturnType<typeof HelloFrame.parse> } | { ok: false; why: string } {
+    if (isBinary) return { ok: false, why: "binary hello" };
+    let parsed: unknown;
+    try {
+      parsed = JSON.parse(rawText(data));
+    } catch {
+      return { ok: false, why: "hello is not JSON" };
+    }
+    const check = HelloFrame.safeParse(parsed);
+    const token = (parsed as { token?: unknown } | null)?.token;
+    // Compare before looking at the result so every failure costs the same.
+    const tokenOk = timingSafeEqual(digest(typeof token === "string" ? token : ""), this.tokenDigest);
+    if (!check.success) return { ok: false, why: "malformed hello" };
+    if (!tokenOk) return { ok: false, why: "wrong token" };
+    return { ok: true, frame: check.data };
+  }
+
+  private async accept(conn: Connection, hello: ReturnType<typeof HelloFrame.parse>): Promise<void> {
+    const previous = this.controller;
+    conn.clientId = hello.clientId;
+    this.controller = conn;
+    if (previous) previous.close(CloseCode.superseded, "superseded by a newer hello");
+    this.core.attach(hello.clientId);
+    const resume = hello.resume;
+    let reset: WelcomeFrame["reset"] = null;
+    if (!resume) reset = "new";
+    else if (resume.epoch !== this.core.epoch) reset = "epoch_changed";
+    else if (!this.ring.canResumeFrom(resume.lastSeq)) reset = "cursor_too_old";
+    if (reset !== null) await this.core.refreshState();
+    if (conn.closed || this.controller !== conn) return;
+    const snapshot = this.core.snapshot();
+    const welcome: WelcomeFrame = {
+      type: "welcome",
+      seq: 0,
+      protocol: PROTOCOL_VERSION,
+      epoch: this.core.epoch,
+      headSeq: this.ring.headSeq,
+      resumed: reset === null,
+      reset,
+      pendingDialogs: snapshot.pendingDialogs,
+      snapshot,
+    };
+    conn.ws.send(JSON.stringify(welcome));
+    conn.sentSeq = reset === null && resume ? resume.lastSeq : this.ring.headSeq;
+    conn.liveFrom = this.ring.headSeq;
+    conn.ready = true;
+    this.log.info(
+      { clientId: hello.clientId, reset, from: conn.sentSeq, head: this.ring.headSeq },
+      "client attached",
+    );
+  }
+
+  private onClientData(conn: Connection, data: RawData, isBinary: boolean): void {
+    if (this.controller !== conn) return;
+    if (isBinary) {
+      this.core.publishError("invalid_frame", "binary frames are not accepted; send JSON text frames");
+      return;
+    }
+    const bytes = rawBytes(data);
+    if (bytes > this.options.maxFrameBytes) {
+      this.core.rejectOversized();
+      return;
+    }
+    this.core.handleClientText(rawText(data));
+  }
+}
+
+function rawText(data: RawData): string {
+  if (Buffer.isBuffer(data)) return data.toString("utf8");
+  if (Array.isArray(data)) return Buffer.concat(data).toString("utf8");
+  return Buffer.from(data).toString("utf8");
+}
+
+function rawBytes(data: RawData): number {
+  if (Buffer.isBuffer(data)) return data.length;
+  if (Array.isArray(data)) return data.reduce((n, b) => n + b.length, 0);
+  return data.byteLength;
+}
+
+export { WebSocket };

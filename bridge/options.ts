@@ -1,0 +1,160 @@
+// Command line of bridge.mjs: the bridge's own flags, validated; everything else is forwarded to Pi.
+import { isIP } from "node:net";
+
+export interface BridgeOptions {
+  /** Network mode address; undefined = stdio mode. */
+  listen: { host: string; port: number } | undefined;
+  cwd: string;
+  tokenFile: string | undefined;
+  gate: string | undefined;
+  agentUser: string | undefined;
+  lingerMs: number;
+  idleExitMs: number;
+  detachedGraceMs: number;
+  helloTimeoutMs: number;
+  authFailureDelayMs: number;
+  killGraceMs: number;
+  maxFrameBytes: number;
+  replayFrames: number;
+  replayBytes: number;
+  maxSendQueueBytes: number;
+  /** Test hook: a Node script run instead of Pi's CLI (fault injection). */
+  piCommand: string | undefined;
+  /** Flags passed to Pi after the bridge's own. */
+  piArgs: string[];
+}
+
+export class OptionsError extends Error {}
+
+const MiB = 1024 * 1024;
+
+type Spec = { key: keyof BridgeOptions; kind: "string" | "duration" | "size" | "count" | "listen" };
+
+const FLAGS: Record<string, Spec> = {
+  "--listen": { key: "listen", kind: "listen" },
+  "--cwd": { key: "cwd", kind: "string" },
+  "--token-file": { key: "tokenFile", kind: "string" },
+  "--gate": { key: "gate", kind: "string" },
+  "--agent-user": { key: "agentUser", kind: "string" },
+  "--linger": { key: "lingerMs", kind: "duration" },
+  "--idle-exit": { key: "idleExitMs", kind: "duration" },
+  "--detached-grace": { key: "detachedGraceMs", kind: "duration" },
+  "--hello-timeout": { key: "helloTimeoutMs", kind: "duration" },
+  "--auth-failure-delay": { key: "authFailureDelayMs", kind: "duration" },
+  "--kill-grace": { key: "killGraceMs", kind: "duration" },
+  "--max-frame-bytes": { key: "maxFrameBytes", kind: "size" },
+  "--replay-frames": { key: "replayFrames", kind: "count" },
+  "--replay-bytes": { key: "replayBytes", kind: "size" },
+  "--max-send-queue-bytes": { key: "maxSendQueueBytes", kind: "size" },
+  "--pi-command": { key: "piCommand", kind: "string" },
+};
+
+/** Pi flags a caller may not forward: they would load other code, trust the workspace or leave RPC mode. */
+const REFUSED_PI_FLAGS = new Set(["-e", "--extension", "-a", "--approve", "-p", "--print", "--export"]);
+
+export function defaultOptions(): BridgeOptions {
+  return {
+    listen: undefined,
+    cwd: process.cwd(),
+    tokenFile: undefined,
+    gate: undefined,
+    agentUser: undefined,
+    lingerMs: 60_000,
+    idleExitMs: 30 * 60_000,
+    detachedGraceMs: 10 * 60_000,
+    helloTimeoutMs: 10_000,
+    authFailureDelayMs: 200,
+    killGraceMs: 5_000,
+    maxFrameBytes: 16 * MiB,
+    replayFrames: 10_000,
+    replayBytes: 32 * MiB,
+    maxSendQueueBytes: 64 * MiB,
+    piCommand: undefined,
+    piArgs: [],
+  };
+}
+
+/** "250ms", "10s", "30m", "1h" or plain milliseconds. */
+export function parseDuration(text: string, flag: string): number {
+  const match = /^(\d+(?:\.\d+)?)(ms|s|m|h)?$/.exec(text);
+  if (!match) throw new OptionsError(`${flag}: "${text}" is not a duration (e.g. 500ms, 10s, 30m, 1h)`);
+  const unit = { ms: 1, s: 1000, m: 60_000, h: 3_600_000 }[(match[2] ?? "ms") as "ms"];
+  return Math.round(Number(match[1]) * unit);
+}
+
+/** "1024", "64KiB", "16MiB". */
+export function parseSize(text: string, flag: string): number {
+  const match = /^(\d+)(KiB|MiB|GiB)?$/.exec(text);
+  if (!match) throw new OptionsError(`${flag}: "${text}" is not a byte size (e.g. 65536, 64KiB, 16MiB)`);
+  const unit = { "": 1, KiB: 1024, MiB: MiB, GiB: 1024 * MiB }[match[2] ?? ""] ?? 1;
+  const value = Number(match[1]) * unit;
+  if (value < 1) throw new OptionsError(`${flag} must be at least 1`);
+  return value;
+}
+
+export function isLoopbackHost(host: string): boolean {
+  if (host === "localhost") return true;
+  if (isIP(host) === 4) return host.startsWith("127.");
+  return host === "::1";
+}
+
+export function parseListen(text: string): { host: string; port: number } {
+  const match = /^(\[[^\]]+\]|[^:]+):(\d{1,5})$/.exec(text);
+  if (!match) throw new OptionsError(`--listen: "${text}" is not HOST:PORT`);
+  const host = (match[1] ?? "").replace(/^\[|\]$/g, "");
+  const port = Number(match[2]);
+  if (port > 65_535) throw new OptionsError(`--listen: port ${port} is out of range`);
+  if (!isLoopbackHost(host)) {
+    throw new OptionsError(
+      `--listen: ${host} is not a loopback address; the bridge listens on loopback only`,
+    );
+  }
+  return { host, port };
+}
+
+export function parseOptions(argv: readonly string[]): BridgeOptions {
+  const options = defaultOptions();
+  const set = options as unknown as Record<string, unknown>;
+  for (let i = 0; i < argv.length; i++) {
+    const arg = argv[i] ?? "";
+    const eq = arg.startsWith("--") ? arg.indexOf("=") : -1;
+    const name = eq > 0 ? arg.slice(0, eq) : arg;
+    if (name === "--mode") {
+      const value = eq > 0 ? arg.slice(eq + 1) : argv[++i];
+      if (value !== "rpc")
+        throw new OptionsError(`--mode: only "rpc" is supported (got ${value ?? "nothing"})`);
+      continue;
+    }
+    const spec = FLAGS[name];
+    if (!spec) {
+      if (REFUSED_PI_FLAGS.has(name)) {
+        throw new OptionsError(`${name} cannot be forwarded to Pi: the bridge loads only its approval gate`);
+      }
+      options.piArgs.push(arg);
+      continue;
+    }
+    const value = eq > 0 ? arg.slice(eq + 1) : argv[++i];
+    if (value === undefined || value === "") throw new OptionsError(`${name} needs a value`);
+    switch (spec.kind) {
+      case "string":
+        set[spec.key] = value;
+        break;
+      case "duration":
+        set[spec.key] = parseDuration(value, name);
+        break;
+      case "size":
+        set[spec.key] = parseSize(value, name);
+        break;
+      case "count": {
+        if (!/^\d+$/.test(value) || Number(value) < 1)
+          throw new OptionsError(`${name} must be a positive integer`);
+        set[spec.key] = Number(value);
+        break;
+      }
+      case "listen":
+        options.listen = parseListen(value);
+        break;
+    }
+  }
+  return options;
+}

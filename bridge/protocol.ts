@@ -1,0 +1,326 @@
+// Bridge protocol v1: every frame shape, defined once. The bridge, the typed client and the tests
+// import these schemas; docs/protocol.md is checked against them (tests/unit/bridge-protocol-doc.test.ts).
+import { z } from "zod";
+
+export const PROTOCOL_VERSION = 1;
+
+/** WebSocket close codes the bridge uses. */
+export const CloseCode = {
+  /** Normal close while the bridge shuts down. */
+  goingAway: 1001,
+  /** Wrong or missing token, or a malformed/late hello (same delay for every failure). */
+  unauthorized: 4001,
+  /** A newer hello took over as the controller. */
+  superseded: 4002,
+  /** The client could not keep up (its unsent backlog overflowed); it should resume. */
+  tooSlow: 4008,
+} as const;
+
+/** Pi 0.84.2 RPC commands (rpc-types.d.ts) plus the patch's replace_queue. */
+export const PI_COMMAND_TYPES = [
+  "prompt",
+  "steer",
+  "follow_up",
+  "abort",
+  "new_session",
+  "get_state",
+  "set_model",
+  "cycle_model",
+  "get_available_models",
+  "set_thinking_level",
+  "cycle_thinking_level",
+  "get_available_thinking_levels",
+  "set_steering_mode",
+  "set_follow_up_mode",
+  "compact",
+  "set_auto_compaction",
+  "set_auto_retry",
+  "abort_retry",
+  "bash",
+  "abort_bash",
+  "get_session_stats",
+  "export_html",
+  "switch_session",
+  "fork",
+  "clone",
+  "get_fork_messages",
+  "get_entries",
+  "get_tree",
+  "get_last_assistant_text",
+  "set_session_name",
+  "get_messages",
+  "get_commands",
+  "replace_queue",
+] as const;
+export type PiCommandType = (typeof PI_COMMAND_TYPES)[number];
+
+/** Commands after which Pi starts a new session object (its queues vanish without a queue_update). */
+export const SESSION_REPLACING_COMMANDS: ReadonlySet<string> = new Set([
+  "new_session",
+  "switch_session",
+  "fork",
+  "clone",
+]);
+
+/** Dialog methods that wait for an answer; every other extension_ui_request is fire-and-forget. */
+export const DIALOG_METHODS = ["select", "confirm", "input", "editor"] as const;
+export type DialogMethod = (typeof DIALOG_METHODS)[number];
+
+/** Longest string accepted as an input/editor answer. */
+export const MAX_DIALOG_TEXT_BYTES = 1024 * 1024;
+
+const commandId = z.string().min(1).max(256);
+
+// ---------------------------------------------------------------- client → bridge
+
+export const HelloFrame = z.strictObject({
+  type: z.literal("hello"),
+  protocol: z.literal(PROTOCOL_VERSION),
+  token: z.string().min(1).max(4096),
+  clientId: z.string().min(1).max(256),
+  resume: z
+    .strictObject({
+      epoch: z.string().regex(/^[0-9a-f]{32}$/),
+      lastSeq: z.number().int().nonnegative(),
+    })
+    .optional(),
+});
+
+export const AckFrame = z.strictObject({ type: z.literal("ack"), seq: z.number().int().nonnegative() });
+
+/** An answer to a pending dialog; the kind-specific checks happen against the dialog itself. */
+export const ExtensionUiResponseFrame = z.looseObject({
+  type: z.literal("extension_ui_response"),
+  id: z.string().min(1).max(256),
+  commandId: commandId.optional(),
+  confirmed: z.boolean().optional(),
+  value: z.string().optional(),
+  cancelled: z.boolean().optional(),
+});
+
+export const PolicyName = z.enum(["auto", "ask", "read-only"]);
+export type PolicyName = z.infer<typeof PolicyName>;
+
+export const SetPolicyFrame = z.strictObject({
+  type: z.literal("set_policy"),
+  id: commandId,
+  policy: PolicyName,
+  expected: PolicyName.optional(),
+});
+
+export const GetPolicyFrame = z.strictObject({ type: z.literal("get_policy"), id: commandId });
+
+export const BridgeStatusFrame = z.strictObject({ type: z.literal("bridge_status"), id: commandId });
+
+/** Any Pi RPC command; its other fields are Pi's to validate. `id` is mandatory in network mode. */
+export const PiCommandFrame = z.looseObject({
+  type: z.enum(PI_COMMAND_TYPES),
+  id: commandId.optional(),
+});
+
+export const ClientFrame = z.discriminatedUnion("type", [
+  HelloFrame,
+  AckFrame,
+  ExtensionUiResponseFrame,
+  SetPolicyFrame,
+  GetPolicyFrame,
+  BridgeStatusFrame,
+  PiCommandFrame,
+]);
+export type ClientFrame = z.infer<typeof ClientFrame>;
+
+/** Every `type` a client may send. */
+export const CLIENT_FRAME_TYPES = [
+  "hello",
+  "ack",
+  "extension_ui_response",
+  "set_policy",
+  "get_policy",
+  "bridge_status",
+  ...PI_COMMAND_TYPES,
+] as const;
+
+// ---------------------------------------------------------------- bridge → client
+
+const seq = z.number().int().nonnegative();
+
+/** A dialog Pi is waiting on: Pi's extension_ui_request, plus the seq it was sent with. */
+export const PendingDialog = z.looseObject({
+  id: z.string(),
+  method: z.enum(DIALOG_METHODS),
+  title: z.string().optional(),
+  options: z.array(z.string()).optional(),
+  timeout: z.number().optional(),
+  seq,
+});
+export type PendingDialog = z.infer<typeof PendingDialog>;
+
+export const QueueSnapshot = z.strictObject({
+  steering: z.array(z.string()),
+  followUp: z.array(z.string()),
+});
+export type QueueSnapshot = z.infer<typeof QueueSnapshot>;
+
+export const PiStatus = z.strictObject({
+  pid: z.number().int().nullable(),
+  state: z.enum(["starting", "running", "exited"]),
+  exit: z.strictObject({ code: z.number().int().nullable(), signal: z.string().nullable() }).nullable(),
+  /** Whether Pi answers correlated extension_ui_response (the fail-closed patch is applied). */
+  patched: z.boolean().nullable(),
+});
+export type PiStatus = z.infer<typeof PiStatus>;
+
+export const Isolation = z.strictObject({
+  mode: z.enum(["isolated", "degraded"]),
+  user: z.string().nullable(),
+  uid: z.number().int().nullable(),
+  gid: z.number().int().nullable(),
+  reason: z.string().nullable(),
+});
+export type Isolation = z.infer<typeof Isolation>;
+
+export const PolicyReport = z.strictObject({
+  policy: PolicyName,
+  source: z.enum(["file", "env", "default"]),
+  path: z.string(),
+  fileProblem: z.string().optional(),
+});
+export type PolicyReport = z.infer<typeof PolicyReport>;
+
+/** What a client needs to rebuild its view when it cannot replay. */
+export const Snapshot = z.strictObject({
+  /** Pi's get_state data (null if Pi never answered). */
+  state: z.record(z.string(), z.unknown()).nullable(),
+  queue: QueueSnapshot,
+  pendingDialogs: z.array(PendingDialog),
+  policy: PolicyReport.nullable(),
+  pi: PiStatus,
+  agentBusy: z.boolean(),
+});
+export type Snapshot = z.infer<typeof Snapshot>;
+
+export const ResetReason = z.enum(["new", "epoch_changed", "cursor_too_old"]);
+
+/** First frame of every connection. Connection-scoped: seq 0, never replayed. */
+export const WelcomeFrame = z.strictObject({
+  type: z.literal("welcome"),
+  seq: z.literal(0),
+  protocol: z.literal(PROTOCOL_VERSION),
+  epoch: z.string().regex(/^[0-9a-f]{32}$/),
+  headSeq: seq,
+  resumed: z.boolean(),
+  reset: ResetReason.nullable(),
+  pendingDialogs: z.array(PendingDialog),
+  snapshot: Snapshot,
+});
+export type WelcomeFrame = z.infer<typeof WelcomeFrame>;
+
+/** A response to a command (Pi's, relayed with the client's id, or the bridge's own). */
+export const ResponseFrame = z.looseObject({
+  type: z.literal("response"),
+  seq,
+  id: z.string().optional(),
+  command: z.string(),
+  success: z.boolean(),
+  error: z.string().optional(),
+  code: z.string().optional(),
+  data: z.unknown().optional(),
+});
+
+export const ErrorCode = z.enum([
+  "invalid_json",
+  "frame_too_large",
+  "invalid_frame",
+  "unknown_type",
+  "missing_id",
+]);
+
+/** Bad input that cannot be answered as a response (no usable id). The connection carries on. */
+export const ErrorFrame = z.strictObject({
+  type: z.literal("error"),
+  seq,
+  code: ErrorCode,
+  message: z.string(),
+  id: z.string().optional(),
+});
+
+export const DialogClosedFrame = z.strictObject({
+  type: z.literal("dialog_closed"),
+  seq,
+  id: z.string(),
+  outcome: z.literal("refused"),
+  reason: z.enum([
+    "malformed_answer",
+    "detached_grace",
+    "cancelled",
+    "timed_out",
+    "shutdown",
+    "agent_exited",
+  ]),
+});
+
+export const AgentExitedFrame = z.strictObject({
+  type: z.literal("agent_exited"),
+  seq,
+  code: z.number().int().nullable(),
+  signal: z.string().nullable(),
+});
+
+/** Every other Pi stdout line (events, extension_ui_request…), passed through with a seq. */
+export const PiEventFrame = z.looseObject({ type: z.string(), seq });
+
+export const BRIDGE_FRAME_TYPES = ["welcome", "response", "error", "dialog_closed", "agent_exited"] as const;
+
+/** The bridge's own bridge_status data. */
+export const BridgeStatus = z.strictObject({
+  epoch: z.string(),
+  headSeq: seq,
+  firstSeq: seq,
+  mode: z.enum(["network", "stdio"]),
+  pi: PiStatus,
+  isolation: Isolation,
+  policy: PolicyReport.nullable(),
+  pendingDialogs: z.array(PendingDialog),
+  client: z.strictObject({
+    attached: z.boolean(),
+    clientId: z.string().nullable(),
+    ackedSeq: seq.nullable(),
+  }),
+  agentBusy: z.boolean(),
+  shuttingDown: z.boolean(),
+});
+export type BridgeStatus = z.infer<typeof BridgeStatus>;
+
+/** Error codes in responses the bridge itself produces. */
+export const BRIDGE_RESPONSE_ERRORS = [
+  "invalid_frame",
+  "idempotency_conflict",
+  "ui_request_not_pending",
+  "invalid_ui_response",
+  "agent_exited",
+  "shutting_down",
+  "policy_conflict",
+  "invalid_policy",
+  "symlink_target",
+  "io_error",
+] as const;
+
+/** Schemas by name, for docs and JSON Schema export. */
+export const schemas = {
+  HelloFrame,
+  AckFrame,
+  ExtensionUiResponseFrame,
+  SetPolicyFrame,
+  GetPolicyFrame,
+  BridgeStatusFrame,
+  PiCommandFrame,
+  WelcomeFrame,
+  ResponseFrame,
+  ErrorFrame,
+  DialogClosedFrame,
+  AgentExitedFrame,
+  PiEventFrame,
+  Snapshot,
+  PendingDialog,
+  BridgeStatus,
+} as const;

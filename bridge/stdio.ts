@@ -1,0 +1,58 @@
+// Stdio mode: NDJSON on stdin/stdout, wire-compatible with `pi --mode rpc` (Pi's lines pass through
+// unchanged, without seq). stdin EOF or a broken stdout is a shutdown, never ignored.
+import type { Logger } from "../agent-runtime/log.ts";
+import type { BridgeCore, Frame, FrameSink } from "./core.ts";
+import { JsonlDecoder } from "./jsonl.ts";
+
+export class StdioSink implements FrameSink {
+  private count = 0;
+  onBroken: () => void = () => {};
+
+  constructor(private readonly out: NodeJS.WritableStream & { on: NodeJS.WritableStream["on"] }) {
+    out.on("error", () => this.onBroken());
+  }
+
+  publish(frame: Frame, raw?: string): void {
+    this.count++;
+    const text = raw ?? JSON.stringify(frame);
+    this.out.write(`${text}\n`);
+  }
+
+  get headSeq(): number {
+    return this.count;
+  }
+
+  /** Resolves when everything written so far has been handed to the OS. */
+  flush(): Promise<void> {
+    return new Promise((resolve) => {
+      const timer = setTimeout(resolve, 1_000);
+      this.out.write("", () => {
+        clearTimeout(timer);
+        resolve();
+      });
+    });
+  }
+}
+
+export function attachStdin(
+  core: BridgeCore,
+  input: NodeJS.ReadableStream,
+  maxFrameBytes: number,
+  onEnd: () => void,
+  log: Logger,
+): void {
+  const decoder = new JsonlDecoder(maxFrameBytes, () => core.rejectOversized());
+  input.on("data", (chunk: Buffer) => {
+    for (const line of decoder.push(chunk)) core.handleClientText(line);
+  });
+  input.on("end", () => {
+    const tail = decoder.end();
+    if (tail !== undefined) core.handleClientText(tail);
+    log.info("stdin closed: shutting down");
+    onEnd();
+  });
+  input.on("error", (err) => {
+    log.warn({ err: (err as Error).message }, "stdin error: shutting down");
+    onEnd();
+  });
+}

@@ -1,0 +1,186 @@
+// Lifecycle of the built bridge.mjs over real Pi: SIGTERM, Pi killed, idle exit, startup refusals,
+// plus fault injection with the fake Pi (a client too slow to keep up).
+import assert from "node:assert/strict";
+import { readdirSync, readFileSync } from "node:fs";
+import { test } from "node:test";
+import { setTimeout as sleep } from "node:timers/promises";
+import {
+  alive,
+  fixture,
+  spawnBridge,
+  startNetworkBridge,
+  TEST_TOKEN,
+  TestClient,
+  waitUntil,
+} from "../support/bridge.ts";
+import { bridgeScript } from "../support/bridge-script.ts";
+
+/** Pids of processes whose command line contains `needle`. */
+function processesMatching(needle: string): number[] {
+  const found: number[] = [];
+  for (const entry of readdirSync("/proc")) {
+    if (!/^\d+$/.test(entry)) continue;
+    try {
+      const cmdline = readFileSync(`/proc/${entry}/cmdline`, "utf8").replaceAll("\0", " ");
+      if (cmdline.includes(needle)) found.push(Number(entry));
+    } catch {}
+  }
+  return found;
+}
+
+test("SIGTERM with a pending dialog refuses it, stops Pi and its tools, and leaves no process behind", async (t) => {
+  const bridge = await startNetworkBridge(t, { model: { script: bridgeScript } });
+  const piPid = Number((await bridge.waitForLog((l) => l.msg === "Pi started")).piPid);
+  const { client } = await TestClient.connect(bridge.url);
+  // A tool process started by an approved call, still running at shutdown.
+  const marker = `sleep 3${process.pid % 1000}7`;
+  let from = client.frames.length;
+  client.send({ type: "prompt", id: "bg", message: `RUN ${marker} > /dev/null 2>&1 & echo started` });
+  const first = await client.waitFor((f) => f.type === "extension_ui_request", 20_000, from);
+  assert.equal(
+    (await client.answer({ id: String(first.id), commandId: "a-bg", confirmed: true })).success,
+    true,
+  );
+  await client.waitFor((f) => f.type === "agent_settled", 20_000, from);
+  assert.ok(processesMatching(marker).length > 0, "the background tool process runs");
+  from = client.frames.length;
+  client.send({ type: "prompt", id: "pending", message: "RUN echo never > never.txt" });
+  const dialog = await client.waitFor((f) => f.type === "extension_ui_request", 20_000, from);
+  bridge.child.kill("SIGTERM");
+  const closed = await client.waitFor((f) => f.type === "dialog_closed" && f.id === dialog.id);
+  assert.equal(closed.outcome, "refused");
+  assert.equal(closed.reason, "shutdown");
+  await client.waitFor((f) => f.type === "agent_exited");
+  assert.equal((await client.closed).code, 1001);
+  assert.deepEqual(await bridge.exited, { code: 0, signal: null });
+  assert.equal(alive(piPid), false, "Pi is gone");
+  assert.equal(alive(-piPid), false, "Pi's process group is gone");
+  await waitUntil(() => processesMatching(marker).length === 0, 3_000, "the tool process to be gone");
+});
+
+test("Pi killed with SIGKILL mid-dialog: agent_exited, dialog_closed, replay during --linger, then exit", async (t) => {
+  const bridge = await startNetworkBridge(t, {
+    model: { script: bridgeScript },
+    args: ["--linger", "1500ms"],
+  });
+  const { client } = await TestClient.connect(bridge.url);
+  const from = client.frames.length;
+  client.send({ type: "prompt", id: "p", message: "RUN echo doomed > doomed.txt" });
+  const dialog = await client.waitFor((f) => f.type === "extension_ui_request", 20_000, from);
+  const status = await client.request({ type: "bridge_status", id: "s1" });
+  const piPid = (status.data as { pi: { pid: number } }).pi.pid;
+  process.kill(piPid, "SIGKILL");
+  const exited = await client.waitFor((f) => f.type === "agent_exited");
+  assert.equal(exited.signal, "SIGKILL");
+  const closed = await client.waitFor((f) => f.type === "dialog_closed" && f.id === dialog.id);
+  assert.equal(closed.reason, "agent_exited");
+  const after = await client.request({ type: "get_state", id: "g-after" });
+  assert.equal(after.success, false);
+  assert.equal(after.code, "agent_exited");
+  const late = await client.answer({ id: String(dialog.id), commandId: "a-late", confirmed: true });
+  assert.equal(late.success, false);
+  const health = (await (await fetch(`http://127.0.0.1:${bridge.port}/v1/health`)).json()) as {
+    status: string;
+  };
+  assert.equal(health.status, "agent_exited");
+  // A client coming back during the linger learns what happened.
+  await client.close();
+  const back = await TestClient.connect(bridge.url, {
+    resume: { epoch: (status.data as { epoch: string }).epoch, lastSeq: 1 },
+  });
+  assert.equal(back.welcome.resumed, true);
+  await back.client.waitFor((f) => f.type === "agent_exited");
+  assert.deepEqual(await bridge.exited, { code: 0, signal: null });
+  assert.equal(alive(-piPid), false);
+});
+
+test("idle exit: no client and an idle agent shut the bridge down, Pi included", async (t) => {
+  const bridge = await startNetworkBridge(t, {
+    model: { script: bridgeScript },
+    args: ["--idle-exit", "1s"],
+  });
+  const piPid = Number((await bridge.waitForLog((l) => l.msg === "Pi started")).piPid);
+  const exit = await bridge.exited;
+  assert.deepEqual(exit, { code: 0, signal: null });
+  assert.ok(bridge.logs.some((l) => String(l.reason).startsWith("idle")));
+  assert.equal(alive(piPid), false);
+});
+
+test("startup refusals: missing gate, no token, non-loopback address, forwarded extensions", async (t) => {
+  const cases: { args: string[]; env?: NodeJS.ProcessEnv; code: number; message: RegExp }[] = [
+    {
+      args: ["--listen", "127.0.0.1:0", "--gate", "/nonexistent/approval-gate.mjs"],
+      env: { CHAT_UI_AGENT_BRIDGE_TOKEN: TEST_TOKEN },
+      code: 1,
+      message: /approval gate not found/,
+    },
+    {
+      args: ["--listen", "127.0.0.1:0", "--gate", fixture("fake-pi-gate.mjs")],
+      code: 1,
+      message: /needs a token/,
+    },
+    {
+      args: ["--listen", "0.0.0.0:8080", "--gate", fixture("fake-pi-gate.mjs")],
+      env: { CHAT_UI_AGENT_BRIDGE_TOKEN: TEST_TOKEN },
+      code: 2,
+      message: /not a loopback address/,
+    },
+    {
+      args: ["--gate", fixture("fake-pi-gate.mjs"), "-e", "/tmp/evil.mjs"],
+      code: 2,
+      message: /cannot be forwarded/,
+    },
+    { args: ["--mode", "json"], code: 2, message: /only .{1,2}rpc.{1,2} is supported/ },
+  ];
+  for (const c of cases) {
+    const bridge = spawnBridge(t, { args: c.args, ...(c.env ? { env: c.env } : {}) });
+    const exit = await bridge.exited;
+    assert.equal(exit.code, c.code, `${c.args.join(" ")}: ${bridge.stderr()}`);
+    assert.match(bridge.stderr(), c.message);
+    assert.ok(!bridge.logs.some((l) => l.msg === "Pi started"), "Pi is never started");
+  }
+});
+
+test("fake Pi floods: a client too slow to keep up is closed 4008 and resumes without a gap", async (t) => {
+  const bridge = await startNetworkBridge(t, {
+    fakePi: fixture("fake-pi.mjs"),
+    args: ["--max-send-queue-bytes", "256KiB", "--replay-frames", "50000", "--replay-bytes", "64MiB"],
+  });
+  const { client, welcome } = await TestClient.connect(bridge.url);
+  const socket = (client.ws as unknown as { _socket: { pause(): void; resume(): void } })._socket;
+  socket.pause();
+  client.send({ type: "prompt", id: "flood", message: "FLOOD 20000 1000" });
+  await sleep(1_500);
+  socket.resume();
+  const close = await client.closed;
+  assert.equal(close.code, 4008);
+  const seen = client.frames.filter((f) => (f.seq ?? 0) > 0).map((f) => f.seq!);
+  const back = await TestClient.connect(bridge.url, {
+    resume: { epoch: String(welcome.epoch), lastSeq: client.lastSeq },
+  });
+  assert.equal(back.welcome.resumed, true);
+  await back.client.waitFor((f) => f.type === "agent_settled", 30_000);
+  const all = [...seen, ...back.client.frames.filter((f) => (f.seq ?? 0) > 0).map((f) => f.seq!)];
+  for (let i = 1; i < all.length; i++) assert.equal(all[i], all[i - 1]! + 1);
+  const updates = [...client.frames, ...back.client.frames].filter((f) => f.type === "message_update");
+  assert.equal(updates.length, 20_000);
+  await back.client.close();
+});
+
+test("stdio mode: a closed stdout (EPIPE) is a shutdown, Pi included", async (t) => {
+  const bridge = spawnBridge(t, {
+    args: ["--mode", "rpc", "--gate", fixture("fake-pi-gate.mjs"), "--no-session"],
+    env: { HOME: "/nonexistent" },
+  });
+  const piPid = Number((await bridge.waitForLog((l) => l.msg === "Pi started")).piPid);
+  const ready = new Promise<void>((resolve) => bridge.child.stdout.once("data", () => resolve()));
+  bridge.child.stdin.write(`${JSON.stringify({ id: "s", type: "get_state" })}\n`);
+  await ready;
+  bridge.child.stdout.destroy();
+  // The next lines the bridge writes hit the closed pipe.
+  bridge.child.stdin.write(`${JSON.stringify({ id: "s2", type: "get_state" })}\n`);
+  bridge.child.stdin.write(`${JSON.stringify({ id: "s3", type: "bridge_status" })}\n`);
+  assert.deepEqual(await bridge.exited, { code: 0, signal: null });
+  assert.ok(bridge.logs.some((l) => l.reason === "stdout closed"));
+  assert.equal(alive(piPid), false);
+});

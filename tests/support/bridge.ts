@@ -1,0 +1,353 @@
+// Runs the BUILT bridge bundle as a child process and talks to it like chat-ui would (WebSocket) or like
+// a Pi RPC client (stdio).
+import { type ChildProcessWithoutNullStreams, spawn } from "node:child_process";
+import { existsSync } from "node:fs";
+import path from "node:path";
+import type { TestContext } from "node:test";
+import WebSocket from "ws";
+import { writeScriptedAgentDir } from "../../agent-runtime/dev/agent-dir.ts";
+import {
+  type ScriptedModel,
+  type ScriptedModelOptions,
+  startScriptedModel,
+} from "../../agent-runtime/dev/scripted-model.ts";
+import { encodeJsonl, JsonlDecoder } from "../../bridge/jsonl.ts";
+import { tempDir } from "./workspace.ts";
+
+export const root = path.resolve(import.meta.dirname, "..", "..");
+export const bridgeBundle = path.join(root, "build", "opt", "chat-ui-agent", "bridge.mjs");
+export const fixture = (name: string) => path.join(root, "tests", "support", "fixtures", name);
+export const TEST_TOKEN = "test-bridge-token-0123456789abcdef";
+
+export type Frame = { type: string; seq?: number; [key: string]: unknown };
+
+export interface BridgeProcess {
+  child: ChildProcessWithoutNullStreams;
+  logs: Record<string, unknown>[];
+  stderr: () => string;
+  exited: Promise<{ code: number | null; signal: NodeJS.Signals | null }>;
+  exitStatus: () => { code: number | null; signal: NodeJS.Signals | null } | undefined;
+  waitForLog: (
+    pred: (log: Record<string, unknown>) => boolean,
+    ms?: number,
+  ) => Promise<Record<string, unknown>>;
+}
+
+export interface StartBridgeOptions {
+  args: string[];
+  env?: NodeJS.ProcessEnv;
+  cwd?: string;
+}
+
+/** Spawns `node bridge.mjs …`; kills it (and waits) at test end. */
+export function spawnBridge(t: TestContext, options: StartBridgeOptions): BridgeProcess {
+  if (!existsSync(bridgeBundle))
+    throw new Error(`${bridgeBundle} is missing: run \`node scripts/build.mjs\` first`);
+  const child = spawn(process.execPath, [bridgeBundle, ...options.args], {
+    cwd: options.cwd ?? root,
+    env: { PATH: process.env.PATH, LANG: "C.UTF-8", PI_OFFLINE: "1", ...options.env },
+    stdio: ["pipe", "pipe", "pipe"],
+  });
+  const logs: Record<string, unknown>[] = [];
+  let stderr = "";
+  const waiters = new Set<() => void>();
+  const decoder = new JsonlDecoder();
+  child.stderr.on("data", (chunk: Buffer) => {
+    stderr += chunk.toString("utf8");
+    for (const line of decoder.push(chunk)) {
+      try {
+        logs.push(JSON.parse(line));
+      } catch {
+        logs.push({ raw: line });
+      }
+    }
+    for (const wake of [...waiters]) wake();
+  });
+  child.stdin.on("error", () => {});
+  let exitInfo: { code: number | null; signal: NodeJS.Signals | null } | undefined;
+  const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) => {
+    child.on("close", (code, signal) => {
+      exitInfo = { code, signal };
+      for (const wake of [...waiters]) wake();
+      resolve(exitInfo);
+    });
+  });
+  t.after(async () => {
+    if (!exitInfo) {
+      child.kill("SIGTERM");
+      const timer = setTimeout(() => child.kill("SIGKILL"), 8_000);
+      await exited;
+      clearTimeout(timer);
+    }
+  });
+  const waitForLog = (pred: (log: Record<string, unknown>) => boolean, ms = 20_000) =>
+    new Promise<Record<string, unknown>>((resolve, reject) => {
+      const check = () => {
+        const found = logs.find(pred);
+        if (found) {
+          waiters.delete(check);
+          clearTimeout(timer);
+          resolve(found);
+        } else if (exitInfo) {
+          waiters.delete(check);
+          clearTimeout(timer);
+          reject(new Error(`bridge exited ${JSON.stringify(exitInfo)}; stderr: ${stderr.slice(-3000)}`));
+        }
+      };
+      const timer = setTimeout(() => {
+        waiters.delete(check);
+        reject(new Error(`timed out waiting for a bridge log line; stderr: ${stderr.slice(-3000)}`));
+      }, ms);
+      waiters.add(check);
+      check();
+    });
+  return { child, logs, stderr: () => stderr, exited, exitStatus: () => exitInfo, waitForLog };
+}
+
+export interface NetworkBridge extends BridgeProcess {
+  port: number;
+  model: ScriptedModel | undefined;
+  cwd: string;
+  policyPath: string;
+  url: string;
+}
+
+/** A network-mode bridge over real Pi (scripted model) or a fake Pi (`fakePi`), listening on 127.0.0.1:0. */
+export async function startNetworkBridge(
+  t: TestContext,
+  options: { model?: ScriptedModelOptions; fakePi?: string; args?: string[]; gate?: string } = {},
+): Promise<NetworkBridge> {
+  const cwd = await tempDir(t, "bridge-ws-");
+  const state = await tempDir(t, "bridge-state-");
+  const policyPath = path.join(state, "policy");
+  let model: ScriptedModel | undefined;
+  const env: NodeJS.ProcessEnv = {
+    CHAT_UI_AGENT_BRIDGE_TOKEN: TEST_TOKEN,
+    AGENT_POLICY_PATH: policyPath,
+    HOME: state,
+  };
+  const args = [
+    "--listen",
+    "127.0.0.1:0",
+    "--cwd",
+    cwd,
+    "--gate",
+    options.gate ?? fixture("fake-pi-gate.mjs"),
+    "--auth-failure-delay",
+    "50ms",
+  ];
+  if (options.fakePi) {
+    args.push("--pi-command", options.fakePi);
+  } else {
+    model = await startScriptedModel(options.model ?? { script: [] });
+    const agentDir = await writeScriptedAgentDir(model.baseUrl, await tempDir(t, "bridge-agent-"));
+    env.PI_CODING_AGENT_DIR = agentDir;
+    args.push("--provider", "scripted", "--model", "scripted-model", "--no-session", "--offline");
+  }
+  const bridge = spawnBridge(t, { args: [...args, ...(options.args ?? [])], env });
+  if (model) {
+    const theModel = model;
+    t.after(() => theModel.close());
+  }
+  const listening = await bridge.waitForLog((l) => l.msg === "listening");
+  const port = Number(listening.port);
+  return { ...bridge, port, model, cwd, policyPath, url: `ws://127.0.0.1:${port}/v1/rpc` };
+}
+
+/** A WebSocket client that records every frame and can wait for one. */
+export class TestClient {
+  readonly frames: Frame[] = [];
+  closeInfo: { code: number; reason: string } | undefined;
+  readonly closed: Promise<{ code: number; reason: string }>;
+  private readonly waiters = new Set<() => void>();
+
+  private constructor(readonly ws: WebSocket) {
+    ws.on("message", (data) => {
+      this.frames.push(JSON.parse(String(data)) as Frame);
+      this.wake();
+    });
+    this.closed = new Promise((resolve) => {
+      ws.on("close", (code, reason) => {
+        this.closeInfo = { code, reason: String(reason) };
+        this.wake();
+        resolve(this.closeInfo);
+      });
+    });
+    ws.on("error", () => {});
+  }
+
+  static async open(url: string): Promise<TestClient> {
+    const ws = new WebSocket(url);
+    const client = new TestClient(ws);
+    await new Promise<void>((resolve, reject) => {
+      ws.once("open", () => resolve());
+      ws.once("error", reject);
+    });
+    return client;
+  }
+
+  /** Opens a connection, says hello and waits for the welcome. */
+  static async connect(
+    url: string,
+    hello: { clientId?: string; resume?: { epoch: string; lastSeq: number }; token?: string } = {},
+  ): Promise<{ client: TestClient; welcome: Frame }> {
+    const client = await TestClient.open(url);
+    client.send({
+      type: "hello",
+      protocol: 1,
+      token: hello.token ?? TEST_TOKEN,
+      clientId: hello.clientId ?? "test-client",
+      ...(hello.resume ? { resume: hello.resume } : {}),
+    });
+    const welcome = await client.waitFor((f) => f.type === "welcome");
+    return { client, welcome };
+  }
+
+  send(frame: unknown): void {
+    this.ws.send(typeof frame === "string" ? frame : JSON.stringify(frame));
+  }
+
+  /** Highest seq received so far (the resume cursor). */
+  get lastSeq(): number {
+    let max = 0;
+    for (const f of this.frames) if (typeof f.seq === "number" && f.seq > max) max = f.seq;
+    return max;
+  }
+
+  waitFor(pred: (f: Frame) => boolean, ms = 20_000, from = 0): Promise<Frame> {
+    return new Promise((resolve, reject) => {
+      const check = () => {
+        const found = this.frames.slice(from).find(pred);
+        if (found) {
+          done();
+          resolve(found);
+        } else if (this.closeInfo) {
+          done();
+          reject(new Error(`connection closed ${JSON.stringify(this.closeInfo)} before a matching frame`));
+        }
+      };
+      const timer = setTimeout(() => {
+        done();
+        reject(
+          new Error(
+            `timed out waiting for a frame; last: ${JSON.stringify(this.frames.slice(-3)).slice(0, 1500)}`,
+          ),
+        );
+      }, ms);
+      const done = () => {
+        clearTimeout(timer);
+        this.waiters.delete(check);
+      };
+      this.waiters.add(check);
+      check();
+    });
+  }
+
+  /** Sends a command with an id and waits for its response. */
+  async request(frame: Record<string, unknown>, ms = 20_000): Promise<Frame> {
+    const from = this.frames.length;
+    this.send(frame);
+    return this.waitFor((f) => f.type === "response" && f.id === frame.id, ms, from);
+  }
+
+  /** Answers a dialog and waits for the verdict (keyed by commandId, not the dialog id). */
+  async answer(
+    frame: { id: string; commandId: string; [key: string]: unknown },
+    ms = 20_000,
+  ): Promise<Frame> {
+    const from = this.frames.length;
+    this.send({ type: "extension_ui_response", ...frame });
+    return this.waitFor((f) => f.type === "response" && f.id === frame.commandId, ms, from);
+  }
+
+  close(): Promise<{ code: number; reason: string }> {
+    this.ws.close();
+    return this.closed;
+  }
+
+  /** Drops the TCP connection without a close handshake (a network blip). */
+  drop(): Promise<{ code: number; reason: string }> {
+    this.ws.terminate();
+    return this.closed;
+  }
+
+  private wake(): void {
+    for (const w of [...this.waiters]) w();
+  }
+}
+
+/** Drives a stdio-mode bridge exactly like a `pi --mode rpc` child. */
+export class StdioDriver {
+  readonly lines: Frame[] = [];
+  readonly rawLines: string[] = [];
+  private readonly waiters = new Set<() => void>();
+
+  constructor(readonly bridge: BridgeProcess) {
+    const decoder = new JsonlDecoder();
+    bridge.child.stdout.on("data", (chunk: Buffer) => {
+      for (const line of decoder.push(chunk)) {
+        this.rawLines.push(line);
+        this.lines.push(JSON.parse(line) as Frame);
+      }
+      for (const w of [...this.waiters]) w();
+    });
+    void bridge.exited.then(() => {
+      for (const w of [...this.waiters]) w();
+    });
+  }
+
+  send(frame: unknown): void {
+    this.bridge.child.stdin.write(typeof frame === "string" ? frame : encodeJsonl(frame));
+  }
+
+  waitFor(pred: (f: Frame) => boolean, ms = 20_000, from = 0): Promise<Frame> {
+    return new Promise((resolve, reject) => {
+      const check = () => {
+        const found = this.lines.slice(from).find(pred);
+        if (found) {
+          done();
+          resolve(found);
+        } else if (this.bridge.exitStatus()) {
+          done();
+          reject(
+            new Error(`bridge exited before a matching line; stderr: ${this.bridge.stderr().slice(-2000)}`),
+          );
+        }
+      };
+      const timer = setTimeout(() => {
+        done();
+        reject(new Error(`timed out; last lines: ${JSON.stringify(this.lines.slice(-3)).slice(0, 1500)}`));
+      }, ms);
+      const done = () => {
+        clearTimeout(timer);
+        this.waiters.delete(check);
+      };
+      this.waiters.add(check);
+      check();
+    });
+  }
+
+  async request(frame: Record<string, unknown>, ms = 20_000): Promise<Frame> {
+    const from = this.lines.length;
+    this.send(frame);
+    return this.waitFor((f) => f.type === "response" && f.id === frame.id, ms, from);
+  }
+}
+
+/** True if a process (or, with a negative pid, a process group) still exists. */
+export function alive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (err) {
+    return (err as NodeJS.ErrnoException).code === "EPERM";
+  }
+}
+
+export async function waitUntil(cond: () => boolean, ms = 10_000, what = "condition"): Promise<void> {
+  const deadline = Date.now() + ms;
+  while (!cond()) {
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((r) => setTimeout(r, 25));
+  }
+}
