@@ -1,66 +1,270 @@
-// `npm run demo`: real Pi 0.84.2 in RPC mode against the scripted model, printed as a transcript.
-// No network, no credentials, no TTY needed.
-import { mkdtemp, rm, writeFile } from "node:fs/promises";
+// `npm run demo`: the whole runtime on an embedded default. A scripted model, the built bridge in network
+// mode on loopback with a random token, real patched Pi behind it with the approval gate, and the terminal
+// client showing what happens. No network, no credentials. With a TTY the person answers the approval;
+// without one the demo declines it. `--provider X --model Y` runs the same bridge against a real model.
+import { type ChildProcess, spawn } from "node:child_process";
+import { randomBytes } from "node:crypto";
+import { createWriteStream } from "node:fs";
+import { mkdtemp, readFile, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import path from "node:path";
-import { type PiLine, PiRpcProcess } from "../agent-runtime/dev/pi-rpc.ts";
-import { callTool, type ScriptTurn, say, startScriptedModel } from "../agent-runtime/dev/scripted-model.ts";
+import { attach } from "../agent-runtime/attach/attach.ts";
+import { writeScriptedAgentDir } from "../agent-runtime/dev/agent-dir.ts";
+import {
+  callTool,
+  lastToolResult,
+  type ScriptResponder,
+  type ScriptTurn,
+  say,
+  startScriptedModel,
+} from "../agent-runtime/dev/scripted-model.ts";
+import type { BridgeFrame } from "../bridge/client.ts";
+import { JsonlDecoder } from "../bridge/jsonl.ts";
 
-const script: ScriptTurn[] = [
-  callTool("bash", { command: "cat notes.txt && wc -l notes.txt" }),
-  say("The notes file has two lines: a greeting and a reminder to ship the runtime."),
+const root = path.resolve(import.meta.dirname, "..");
+const bridgeBundle = path.join(root, "build", "opt", "chat-ui-agent", "bridge.mjs");
+const out = (text: string) => process.stdout.write(text);
+const interactive = Boolean(process.stdin.isTTY && process.stdout.isTTY);
+
+function realModelFlags(argv: string[]): string[] | undefined {
+  const flags: string[] = [];
+  for (let i = 0; i < argv.length; i++) {
+    if (argv[i] === "--provider" || argv[i] === "--model") flags.push(argv[i] as string, argv[++i] ?? "");
+    else throw new Error(`demo: unknown argument ${argv[i]} (only --provider/--model)`);
+  }
+  return flags.length > 0 ? flags : undefined;
+}
+
+const slowSummary = [
+  "Summary: ",
+  "I read notes.txt, ",
+  "fixed the typo, ",
+  "asked before pushing, ",
+  "and respected the read-only switch. ",
+  "This sentence streams slowly ",
+  "so the demo can cut the connection ",
+  "in the middle of it ",
+  "and show that the client resumes ",
+  "without losing a single frame.",
 ];
 
-function describe(line: PiLine): string | undefined {
-  switch (line.type) {
-    case "tool_execution_start":
-      return `  tool call  ${line.toolName} ${JSON.stringify(line.args)}`;
-    case "tool_execution_end": {
-      const result = line.result as { content?: { type: string; text?: string }[] } | undefined;
-      const text = (result?.content ?? []).map((c) => c.text ?? "").join("");
-      const body = text
-        .trimEnd()
-        .split("\n")
-        .map((l) => `             | ${l}`);
-      return [`  tool result${line.isError ? " (error)" : ""}`, ...body].join("\n");
+const script: Array<ScriptTurn | ScriptResponder> = [
+  callTool("read", { path: "notes.txt" }),
+  say("notes.txt has a typo: 'teh' should be 'the'."),
+  callTool("edit", { path: "notes.txt", edits: [{ oldText: "teh runtime", newText: "the runtime" }] }),
+  callTool("bash", { command: "git commit -qam 'Fix typo in notes' && git push origin HEAD" }),
+  (request) =>
+    /Nothing ran/.test(lastToolResult(request.body) ?? "")
+      ? say("The typo is fixed locally; the push was not approved, so nothing left the machine.")
+      : say("The typo is fixed and, with your approval, pushed."),
+  callTool("write", { path: "CHANGELOG.md", content: "- fixed a typo in notes.txt\n" }),
+  say("The policy is read-only now, so I could not write CHANGELOG.md."),
+  { chunks: slowSummary.map((text) => ({ text })), chunkDelayMs: 120 },
+];
+
+async function git(cwd: string, ...args: string[]): Promise<void> {
+  await new Promise<void>((resolve, reject) => {
+    const child = spawn("git", args, { cwd, stdio: "ignore" });
+    child.on("error", reject);
+    child.on("exit", (code) =>
+      code === 0 ? resolve() : reject(new Error(`git ${args.join(" ")}: ${code}`)),
+    );
+  });
+}
+
+async function main(): Promise<void> {
+  const modelFlags = realModelFlags(process.argv.slice(2));
+  const temp = await mkdtemp(path.join(tmpdir(), "chat-ui-demo-"));
+  const workspace = path.join(temp, "workspace");
+  const remote = path.join(temp, "remote.git");
+  const policyPath = path.join(temp, "policy");
+  const bridgeLog = path.join(temp, "bridge.log");
+  let bridge: ChildProcess | undefined;
+  let succeeded = false;
+  const model = modelFlags ? undefined : await startScriptedModel({ script });
+  try {
+    // A workspace with a local "remote", so an approved push really pushes (and nothing leaves the machine).
+    await git(temp, "init", "-q", "--bare", remote);
+    await git(temp, "init", "-q", "-b", "main", workspace);
+    await writeFile(
+      path.join(workspace, "notes.txt"),
+      "hello from the workspace\nremember: ship teh runtime\n",
+    );
+    const gitEnv = ["-c", "user.name=demo", "-c", "user.email=demo@example.invalid"];
+    await git(workspace, ...gitEnv, "add", "-A");
+    await git(workspace, ...gitEnv, "commit", "-qm", "Initial notes");
+    await git(workspace, "remote", "add", "origin", remote);
+    await git(workspace, "config", "user.name", "demo");
+    await git(workspace, "config", "user.email", "demo@example.invalid");
+    await writeFile(policyPath, "auto\n");
+
+    const token = randomBytes(24).toString("hex");
+    const env: NodeJS.ProcessEnv = {
+      PATH: process.env.PATH,
+      LANG: "C.UTF-8",
+      HOME: process.env.HOME,
+      CHAT_UI_AGENT_BRIDGE_TOKEN: token,
+      AGENT_POLICY_PATH: policyPath,
+      PI_OFFLINE: "1",
+    };
+    const piFlags = modelFlags ?? ["--provider", "scripted", "--model", "scripted-model"];
+    if (model)
+      env.PI_CODING_AGENT_DIR = await writeScriptedAgentDir(
+        model.baseUrl,
+        await mkdtemp(path.join(temp, "agent-")),
+      );
+    else
+      Object.assign(env, process.env, { CHAT_UI_AGENT_BRIDGE_TOKEN: token, AGENT_POLICY_PATH: policyPath });
+
+    const child = spawn(
+      process.execPath,
+      [bridgeBundle, "--listen", "127.0.0.1:0", "--cwd", workspace, ...piFlags, "--no-session"],
+      { env, stdio: ["ignore", "ignore", "pipe"] },
+    );
+    bridge = child;
+    const port = await waitForListening(child, bridgeLog);
+    out(
+      `demo: bridge on 127.0.0.1:${port} (random token), real Pi ${modelFlags ? "with your model" : "with a scripted model"}\n`,
+    );
+    out(`demo: bridge log (JSON) at ${bridgeLog}\n\n`);
+
+    const session = await attach({
+      url: `ws://127.0.0.1:${port}/v1/rpc`,
+      token,
+      output: process.stdout,
+      clientId: "demo-terminal",
+      backoff: { initialMs: 50, maxMs: 500 },
+      ...(interactive ? { input: process.stdin } : {}),
+    });
+    const { client, transcript } = session;
+    const seqs: number[] = [];
+    client.on("frame", (frame: BridgeFrame) => seqs.push(frame.seq));
+    const settled = () =>
+      new Promise<void>((resolve) => {
+        const onFrame = (frame: BridgeFrame) => {
+          if (frame.type !== "agent_settled") return;
+          client.off("frame", onFrame);
+          resolve();
+        };
+        client.on("frame", onFrame);
+      });
+    const step = (title: string) => transcript.line(`\n── ${title}`);
+    const summary: string[] = [];
+
+    step("1. policy auto: the agent reads a file (allowed, no prompt)");
+    let idle = settled();
+    await client.prompt("Look at notes.txt");
+    await idle;
+    summary.push("read notes.txt without a prompt");
+
+    step("2. policy auto: an edit is allowed; `git push` is an exit point and needs a person");
+    if (!interactive) {
+      client.on("dialog", (dialog) => {
+        // After the transcript has shown the dialog (listeners run in registration order).
+        setImmediate(() => {
+          transcript.line("(no TTY: the demo declines this approval)");
+          void client.answer(dialog.id, { kind: "confirm", confirmed: false });
+        });
+      });
+    } else {
+      transcript.line("(answer the approval below with y or n)");
     }
-    case "message_end": {
-      const message = line.message as { role: string; content: { type: string; text?: string }[] };
-      if (message.role !== "assistant") return undefined;
-      const text = message.content
-        .filter((c) => c.type === "text")
-        .map((c) => c.text)
-        .join("");
-      return text ? `  assistant  ${text}` : undefined;
+    idle = settled();
+    await client.prompt("Fix the typo, commit and push");
+    await idle;
+    client.removeAllListeners("dialog");
+    const notes = await readFile(path.join(workspace, "notes.txt"), "utf8");
+    summary.push(
+      notes.includes("the runtime") ? "edited notes.txt under auto (allowed)" : "edit did not land",
+    );
+    summary.push(
+      interactive ? "git push waited for your answer" : "git push was held for approval and declined",
+    );
+
+    step("3. the policy is switched live to read-only: the next write is blocked");
+    const switched = await client.setPolicy("read-only", "auto");
+    transcript.line(
+      switched.success ? "policy: auto → read-only (written atomically)" : `! ${switched.error}`,
+    );
+    idle = settled();
+    await client.prompt("Add a changelog entry");
+    await idle;
+    let changelogWritten = true;
+    await readFile(path.join(workspace, "CHANGELOG.md")).catch(() => {
+      changelogWritten = false;
+    });
+    summary.push(
+      changelogWritten ? "CHANGELOG.md was written (unexpected)" : "the write was blocked under read-only",
+    );
+
+    step("4. the connection drops mid-stream; the client resumes from its last seq");
+    idle = settled();
+    let dropped = false;
+    const dropOnText = (frame: BridgeFrame) => {
+      const event = frame.assistantMessageEvent as { type?: string } | undefined;
+      if (dropped || frame.type !== "message_update" || event?.type !== "text_delta") return;
+      dropped = true;
+      transcript.line(`✂ demo: cutting the connection at seq ${frame.seq}`);
+      client.dropConnection(800);
+    };
+    client.on("frame", dropOnText);
+    await client.prompt("Summarise what you did");
+    await idle;
+    client.off("frame", dropOnText);
+    const contiguous = seqs.every((seq, i) => i === 0 || seq === (seqs[i - 1] as number) + 1);
+    summary.push(
+      contiguous
+        ? `resumed after the drop: ${seqs.length} frames, seq ${seqs[0]}–${seqs.at(-1)}, no gap, no duplicate`
+        : "frames were lost or repeated",
+    );
+
+    transcript.line("\n── summary");
+    for (const line of summary) transcript.line(`  • ${line}`);
+    session.close();
+    if (model && model.unscripted.length > 0)
+      throw new Error("the scripted model got requests it had no turn for");
+    if (!contiguous || changelogWritten) throw new Error("the demo's checks failed (see the summary)");
+    out("demo finished.\n");
+    succeeded = true;
+  } finally {
+    if (bridge && bridge.exitCode === null) {
+      const exited = new Promise((resolve) => bridge?.once("exit", resolve));
+      bridge.kill("SIGTERM");
+      await exited;
     }
-    case "agent_settled":
-      return "  (agent settled)";
-    default:
-      return undefined;
+    await model?.close();
+    // Keep the workspace and the bridge log when something went wrong: they explain it.
+    if (succeeded) await rm(temp, { recursive: true, force: true });
+    else process.stderr.write(`demo: kept ${temp} (workspace, bridge.log) for inspection\n`);
   }
 }
 
-const workspace = await mkdtemp(path.join(tmpdir(), "chat-ui-demo-"));
-await writeFile(path.join(workspace, "notes.txt"), "hello from the workspace\nremember: ship the runtime\n");
-const model = await startScriptedModel({ script });
-const pi = await PiRpcProcess.start({ modelBaseUrl: model.baseUrl, cwd: workspace });
-try {
-  process.stdout.write(
-    `chat-ui-agent-runtime demo: real Pi in RPC mode, scripted model at ${model.baseUrl}\n`,
-  );
-  pi.onLine((line) => {
-    const text = describe(line);
-    if (text) process.stdout.write(`${text}\n`);
+/** Copies the bridge's JSON log to a file and resolves with the port it reports listening on. */
+function waitForListening(child: ChildProcess, logFile: string): Promise<number> {
+  const log = createWriteStream(logFile);
+  const decoder = new JsonlDecoder();
+  return new Promise((resolve, reject) => {
+    child.stderr?.on("data", (chunk: Buffer) => {
+      log.write(chunk);
+      for (const line of decoder.push(chunk)) {
+        try {
+          const entry = JSON.parse(line) as { msg?: string; port?: number };
+          if (entry.msg === "listening" && typeof entry.port === "number") resolve(entry.port);
+        } catch {
+          // not JSON: kept in the log file only
+        }
+      }
+    });
+    child.once("exit", (code) =>
+      reject(new Error(`bridge exited (${code}) before listening; see ${logFile}`)),
+    );
   });
-  const prompt = "What is in notes.txt?";
-  process.stdout.write(`  user       ${prompt}\n`);
-  const response = await pi.request({ type: "prompt", message: prompt });
-  if (!response.success) throw new Error(`prompt refused: ${JSON.stringify(response)}`);
-  await pi.waitFor((l) => l.type === "agent_settled", 60_000);
-  if (model.unscripted.length > 0) throw new Error("the model received requests the script did not expect");
-  process.stdout.write("demo finished: one agent turn with a real tool call.\n");
-} finally {
-  await pi.close();
-  await model.close();
-  await rm(workspace, { recursive: true, force: true });
 }
+
+main().then(
+  () => process.exit(0),
+  (error: unknown) => {
+    process.stderr.write(`demo failed: ${error instanceof Error ? error.message : String(error)}\n`);
+    process.exit(1);
+  },
+);

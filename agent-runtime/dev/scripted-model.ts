@@ -42,8 +42,11 @@ export interface ChatCompletionRequest {
 export type ScriptResponder = (request: RecordedRequest) => ScriptTurn | undefined;
 
 export interface ScriptedModelOptions {
-  /** Turns replayed in order, one per request; or a function choosing the turn per request. */
-  script: ScriptTurn[] | ScriptResponder;
+  /**
+   * Turns replayed in order, one per request (an element may be a function of the request, for a turn
+   * that depends on what the agent saw); or one function choosing the turn for every request.
+   */
+  script: Array<ScriptTurn | ScriptResponder> | ScriptResponder;
   /** Assertion hook: sees every request body as it arrives. */
   onRequest?: (request: RecordedRequest) => void;
 }
@@ -111,7 +114,8 @@ export async function startScriptedModel(options: ScriptedModelOptions): Promise
     };
     requests.push(recorded);
     options.onRequest?.(recorded);
-    const turn = turns ? turns.shift() : (options.script as ScriptResponder)(recorded);
+    const next = turns ? turns.shift() : (options.script as ScriptResponder);
+    const turn = typeof next === "function" ? next(recorded) : next;
     if (!turn) {
       unscripted.push(recorded);
       return reply
