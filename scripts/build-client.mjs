@@ -19,8 +19,12 @@ await build({
   packages: "external",
   logLevel: "warning",
 });
-execFileSync(process.execPath, [path.join(root, "node_modules", "typescript", "bin", "tsc"), "-p", "tsconfig.client.json"], {
-  cwd: root,
-  stdio: "inherit",
-});
+execFileSync(
+  process.execPath,
+  [path.join(root, "node_modules", "typescript", "bin", "tsc"), "-p", "tsconfig.client.json"],
+  {
+    cwd: root,
+    stdio: "inherit",
+  },
+);
 process.stderr.write("built the client library into build/lib\n");

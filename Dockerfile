@@ -1,0 +1,72 @@
+# chat-ui-agent-runtime: pinned, patched Pi 0.84.2 with the approval gate, the bridge and a health endpoint.
+# Legacy-builder compatible (no BuildKit-only syntax). Layers are ordered so the lockfile install is cached
+# until package.json, package-lock.json or the patches change.
+ARG NODE_IMAGE=node:22-bookworm-slim
+
+# --- build: bundle the runtime entry points (esbuild) -------------------------------------------------------
+FROM ${NODE_IMAGE} AS build
+WORKDIR /src
+COPY package.json package-lock.json ./
+# Dev dependencies are needed for esbuild only; no install scripts (the pinned-Node package is not needed here:
+# the base image's Node runs the build, and the bundles' guard checks it).
+RUN npm ci --ignore-scripts --no-audit --no-fund
+COPY tsconfig.json ./
+COPY patches/ patches/
+COPY scripts/ scripts/
+COPY agent-runtime/ agent-runtime/
+COPY bridge/ bridge/
+RUN node scripts/node-guard.mjs image-build && node scripts/build.mjs
+
+# --- runtime -------------------------------------------------------------------------------------------------
+FROM ${NODE_IMAGE}
+# tini is PID 1 (signals reach our processes, zombies are reaped); curl and /bin/sh serve sbx-server's bootstrap.
+RUN apt-get update \
+ && apt-get install -y --no-install-recommends tini git ripgrep ca-certificates curl \
+ && rm -rf /var/lib/apt/lists/*
+
+# `agent` must be uid 1000 (HF Spaces); the official base ships `node` with that uid, so it gives way.
+RUN set -eu; \
+    old_user="$(getent passwd 1000 | cut -d: -f1 || true)"; \
+    if [ -n "$old_user" ]; then userdel --remove "$old_user" 2>/dev/null || userdel "$old_user"; fi; \
+    old_group="$(getent group 1000 | cut -d: -f1 || true)"; \
+    if [ -n "$old_group" ]; then groupdel "$old_group"; fi; \
+    groupadd --gid 1000 agent; \
+    useradd --uid 1000 --gid agent --create-home --home-dir /home/agent --shell /bin/bash agent; \
+    install -d -o agent -g agent -m 0755 /workspace; \
+    install -d -o root -g root -m 0755 /run/chat-ui-agent
+
+WORKDIR /opt/chat-ui-agent
+COPY package.json package-lock.json ./
+COPY patches/ patches/
+COPY scripts/node-guard.mjs scripts/pi-patches.mjs scripts/
+# Production dependencies exactly from the lockfile. Third-party install scripts stay off (as `allowScripts`
+# says); our own postinstall then runs on its own line: it checks Pi's upstream shape, applies and verifies
+# the patches, and any failure stops the build (fail closed).
+RUN npm ci --omit=dev --ignore-scripts --no-audit --no-fund && npm cache clean --force
+RUN npm run postinstall
+
+COPY --from=build /src/build/opt/chat-ui-agent/ /opt/chat-ui-agent/
+RUN ln -s /opt/chat-ui-agent/node_modules/.bin/pi /usr/local/bin/pi \
+ && printf '#!/bin/sh\nexec node /opt/chat-ui-agent/policy-cli.mjs "$@"\n' > /usr/local/bin/chat-ui-agent-policy \
+ && chmod 0755 /usr/local/bin/chat-ui-agent-policy \
+ && pi --version \
+ && rm -rf /tmp/node-compile-cache
+
+LABEL org.opencontainers.image.title="chat-ui-agent-runtime" \
+      org.opencontainers.image.description="Pinned, patched Pi runtime for chat-ui agent sandboxes" \
+      org.opencontainers.image.source="https://github.com/huggingface/chat-ui-agent-runtime" \
+      org.opencontainers.image.version="0.1.0" \
+      org.opencontainers.image.licenses="MIT" \
+      dev.chat-ui.pi.version="0.84.2"
+
+ENV NODE_ENV=production \
+    AGENT_POLICY=ask \
+    AGENT_POLICY_PATH=/run/chat-ui-agent/policy \
+    PORT=7860
+EXPOSE 7860
+USER agent
+WORKDIR /workspace
+HEALTHCHECK --interval=30s --timeout=5s --start-period=15s --retries=3 \
+  CMD curl -fsS "http://127.0.0.1:${PORT}/health" > /dev/null || exit 1
+ENTRYPOINT ["/usr/bin/tini", "--"]
+CMD ["node", "/opt/chat-ui-agent/health-server.mjs"]
