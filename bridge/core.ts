@@ -93,6 +93,8 @@ export class BridgeCore {
   private queue: QueueSnapshot = { steering: [], followUp: [] };
   private lastState: Record<string, unknown> | null = null;
   private agentRunning = false;
+  /** The policy clients last saw (welcome snapshot or policy_changed). */
+  private announcedPolicy: PolicyReport["policy"] | undefined;
   private attachedClient: string | undefined;
   private ackedSeq: number | null = null;
   private idleTimer: NodeJS.Timeout | undefined;
@@ -104,6 +106,7 @@ export class BridgeCore {
     private readonly options: CoreOptions,
   ) {
     this.epoch = options.epoch ?? randomBytes(16).toString("hex");
+    this.announcedPolicy = this.policyReport()?.policy;
   }
 
   // ------------------------------------------------------------------ Pi side
@@ -148,6 +151,8 @@ export class BridgeCore {
     if (raw.startsWith(TYPE_PREFIX)) {
       const type = raw.slice(TYPE_PREFIX.length, raw.indexOf('"', TYPE_PREFIX.length));
       if (!ROUTED_PI_TYPES.has(type) && !raw.includes('"seq":')) {
+        // The gate rereads the policy for this call: tell the client first if it changed behind our back.
+        if (type === "tool_execution_start") this.notePolicy(this.policyReport(), "observed");
         this.sink.publish({ type }, raw);
         return;
       }
@@ -387,6 +392,8 @@ export class BridgeCore {
     }
     if (result.ok) {
       this.options.log.info({ policy, previous: result.previous.policy }, "policy changed by the client");
+      this.announcedPolicy = result.previous.policy;
+      this.notePolicy(result.current, "set_policy");
       this.finishCommand(id, {
         type: "response",
         id,
@@ -632,6 +639,17 @@ export class BridgeCore {
       exit: this.pi?.exitInfo ? { code: this.pi.exitInfo.code, signal: this.pi.exitInfo.signal } : null,
       patched: this.piPatched,
     };
+  }
+
+  /** Publishes policy_changed when the effective policy differs from the last one clients were told about. */
+  private notePolicy(current: PolicyReport | null, cause: "set_policy" | "observed"): void {
+    if (!current) return;
+    const previous = this.announcedPolicy;
+    this.announcedPolicy = current.policy;
+    if (previous === current.policy) return;
+    // The first reading is the baseline (it is in every welcome snapshot); only set_policy announces from none.
+    if (previous === undefined && cause === "observed") return;
+    this.sink.publish({ type: "policy_changed", previous: previous ?? null, current, cause });
   }
 
   private policyReport(): PolicyReport | null {

@@ -269,7 +269,26 @@ export const AgentExitedFrame = z.strictObject({
 /** Every other Pi stdout line (events, extension_ui_request…), passed through with a seq. */
 export const PiEventFrame = z.looseObject({ type: z.string(), seq });
 
-export const BRIDGE_FRAME_TYPES = ["welcome", "response", "error", "dialog_closed", "agent_exited"] as const;
+/**
+ * The effective policy changed: by `set_policy`, or noticed when Pi starts a tool call after someone else
+ * (the operator's `chat-ui-agent-policy set`, a direct file edit) changed it. Announced before that tool call.
+ */
+export const PolicyChangedFrame = z.strictObject({
+  type: z.literal("policy_changed"),
+  seq,
+  previous: PolicyName.nullable(),
+  current: PolicyReport,
+  cause: z.enum(["set_policy", "observed"]),
+});
+
+export const BRIDGE_FRAME_TYPES = [
+  "welcome",
+  "response",
+  "error",
+  "dialog_closed",
+  "agent_exited",
+  "policy_changed",
+] as const;
 
 /** The bridge's own bridge_status data. */
 export const BridgeStatus = z.strictObject({
@@ -319,6 +338,7 @@ export const schemas = {
   ErrorFrame,
   DialogClosedFrame,
   AgentExitedFrame,
+  PolicyChangedFrame,
   PiEventFrame,
   Snapshot,
   PendingDialog,

@@ -123,9 +123,15 @@ export class Transcript {
       case "dialog_closed":
         this.line(`[approval] dialog ${String(frame.id).slice(0, 8)} refused (${String(frame.reason)})`);
         return;
-      case "policy_changed":
-        this.line(`policy: ${String(frame.policy)}`);
+      case "policy_changed": {
+        const current = frame.current as { policy?: string; source?: string } | undefined;
+        const how =
+          frame.cause === "set_policy"
+            ? "set by a client"
+            : `changed outside the bridge (${current?.source})`;
+        this.line(`policy: ${String(frame.previous ?? "?")} → ${String(current?.policy)} (${how})`);
         return;
+      }
       case "agent_settled":
         this.line("(agent idle)");
         return;

@@ -196,6 +196,39 @@ test("dialogs: answered after a reconnect, verdicts relayed, a second answer is 
   await assert.rejects(readFile(path.join(bridge.cwd, "second.txt")), { code: "ENOENT" });
 });
 
+test("policy changes reach the client: set_policy, and an operator's change noticed at the next tool call", async (t) => {
+  const script = [callTool("read", { path: "a.txt" }), say("read it")];
+  const bridge = await startNetworkBridge(t, { model: { script }, gate });
+  await writeFile(bridge.policyPath, "auto\n");
+  await writeFile(path.join(bridge.cwd, "a.txt"), "a\n");
+  const { client, frames } = await connect(t, bridge.url);
+  const set = await client.setPolicy("ask", "auto");
+  assert.equal(set.success, true);
+  const byClient = frames.find((f) => f.type === "policy_changed");
+  assert.deepEqual(
+    {
+      previous: byClient?.previous,
+      policy: (byClient?.current as { policy?: string } | undefined)?.policy,
+      cause: byClient?.cause,
+    },
+    { previous: "auto", policy: "ask", cause: "set_policy" },
+  );
+  // The operator switches the file directly (as `chat-ui-agent-policy set` does); the bridge was not told.
+  await writeFile(bridge.policyPath, "read-only\n");
+  const idle = settled(client);
+  await client.prompt("read a.txt");
+  await idle;
+  const observed = frames.filter((f) => f.type === "policy_changed").at(-1);
+  assert.equal(observed?.cause, "observed");
+  assert.equal(observed?.previous, "ask");
+  assert.deepEqual(observed?.current, { policy: "read-only", source: "file", path: bridge.policyPath });
+  const toolStart = frames.find((f) => f.type === "tool_execution_start");
+  assert.ok(
+    observed && toolStart && observed.seq < toolStart.seq,
+    "announced before the tool call it governs",
+  );
+});
+
 async function until(condition: () => boolean, ms = 20_000): Promise<void> {
   const deadline = Date.now() + ms;
   while (!condition()) {
