@@ -1,7 +1,7 @@
 // Starts real Pi in RPC mode and speaks its JSONL protocol: for tests, benchmarks and the demo.
 import { type ChildProcessWithoutNullStreams, spawn } from "node:child_process";
 import { randomUUID } from "node:crypto";
-import { mkdtemp } from "node:fs/promises";
+import { mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { encodeJsonl, JsonlDecoder } from "../../bridge/jsonl.ts";
@@ -44,6 +44,8 @@ export class PiRpcProcess {
   private constructor(
     readonly child: ChildProcessWithoutNullStreams,
     readonly agentDir: string,
+    /** Temp dirs this harness made (HOME, and the agent dir unless the caller gave one): removed once Pi is gone. */
+    ownedDirs: string[],
   ) {
     const decoder = new JsonlDecoder();
     child.stdout.on("data", (chunk: Buffer) => {
@@ -61,7 +63,10 @@ export class PiRpcProcess {
       // "close" (not "exit"): all stdout has been read by then.
       child.on("close", (code, signal) => {
         this.exitInfo = { code, signal };
-        resolve(this.exitInfo);
+        const exit = this.exitInfo;
+        void Promise.all(ownedDirs.map((dir) => rm(dir, { recursive: true, force: true }))).then(() =>
+          resolve(exit),
+        );
       });
     });
   }
@@ -102,7 +107,7 @@ export class PiRpcProcess {
       },
       stdio: ["pipe", "pipe", "pipe"],
     });
-    return new PiRpcProcess(child, agentDir);
+    return new PiRpcProcess(child, agentDir, options.agentDir ? [home] : [home, agentDir]);
   }
 
   get pid(): number | undefined {
