@@ -44,6 +44,8 @@ function readToken(options: BridgeOptions): string {
 }
 
 function resolveGate(options: BridgeOptions): string {
+  // import.meta.dirname is bridge.mjs's own directory: prestart stays in the entry file (build.mjs splits only
+  // the rest into chunks/), and a gate missing from there refuses the start (tested in bridge-stdio).
   const gate = path.resolve(options.gate ?? path.join(import.meta.dirname, "approval-gate.mjs"));
   try {
     if (statSync(gate).isFile()) return gate;

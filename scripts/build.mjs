@@ -14,7 +14,8 @@ export const entries = [
   { source: "agent-runtime/health-server.ts", output: "health-server.mjs" },
   { source: "agent-runtime/approval-gate.ts", output: "approval-gate.mjs" },
   { source: "agent-runtime/policy-cli.ts", output: "policy-cli.mjs" },
-  { source: "bridge/main.ts", output: "bridge.mjs" },
+  // Split: bridge.mjs itself holds only the launcher that starts Pi; the rest loads while Pi boots.
+  { source: "bridge/main.ts", output: "bridge.mjs", split: true },
   { source: "agent-runtime/attach/main.ts", output: "chat-ui-agent.mjs" },
 ];
 
@@ -37,9 +38,17 @@ export async function buildAll() {
   await rm(outDir, { recursive: true, force: true });
   await mkdir(outDir, { recursive: true });
   for (const entry of entries) {
+    const placement = entry.split
+      ? {
+          entryPoints: { [entry.output.replace(/\.mjs$/, "")]: path.join(root, entry.source) },
+          outdir: outDir,
+          outExtension: { ".js": ".mjs" },
+          splitting: true,
+          chunkNames: "chunks/[name]-[hash]",
+        }
+      : { entryPoints: [path.join(root, entry.source)], outfile: path.join(outDir, entry.output) };
     await build({
-      entryPoints: [path.join(root, entry.source)],
-      outfile: path.join(outDir, entry.output),
+      ...placement,
       bundle: true,
       platform: "node",
       format: "esm",
