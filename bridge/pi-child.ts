@@ -8,6 +8,14 @@ import { JsonlDecoder } from "./jsonl.ts";
 /** Environment variable that marks Pi and everything it starts (tools detach into their own sessions). */
 export const RUN_MARKER_ENV = "CHAT_UI_AGENT_RUN_ID";
 
+/**
+ * Pi's argv behind the bridge: RPC mode, no discovered extensions, project-local trust ignored, and only our
+ * gate loaded; the caller's own Pi flags come last. (The bench's raw-Pi baseline uses the same argv.)
+ */
+export function piArgv(entry: string, gate: string, forwarded: readonly string[]): string[] {
+  return [entry, "--mode", "rpc", "--no-extensions", "--no-approve", "-e", gate, ...forwarded];
+}
+
 /** Pids (other than ours) whose initial environment carries `RUN_MARKER_ENV=<runId>`. */
 export function markedProcesses(runId: string): number[] {
   const needle = `${RUN_MARKER_ENV}=${runId}`;

@@ -7,7 +7,7 @@ import path from "node:path";
 import { findPiInstall, type PiInstall } from "../agent-runtime/pi-install.ts";
 import { decideProcessIsolation, type IsolationDecision } from "./isolation.ts";
 import { type BridgeOptions, OptionsError, parseOptions } from "./options.ts";
-import { PiChild } from "./pi-child.ts";
+import { PiChild, piArgv } from "./pi-child.ts";
 
 export const TOKEN_ENV = "CHAT_UI_AGENT_BRIDGE_TOKEN";
 
@@ -84,16 +84,11 @@ function start(): Prestart {
     const pi = findPiInstall(import.meta.dirname);
     const decision = decideProcessIsolation(options.agentUser);
     const epoch = randomBytes(16).toString("hex");
-    const args = [
+    const args = piArgv(
       options.piCommand ? path.resolve(options.piCommand) : pi.cliPath,
-      "--mode",
-      "rpc",
-      "--no-extensions",
-      "--no-approve",
-      "-e",
       gate,
-      ...options.piArgs,
-    ];
+      options.piArgs,
+    );
     const child = new PiChild({
       node: process.execPath,
       args,

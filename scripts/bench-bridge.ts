@@ -9,6 +9,7 @@ import { writeScriptedAgentDir } from "../agent-runtime/dev/agent-dir.ts";
 import { say, startScriptedModel } from "../agent-runtime/dev/scripted-model.ts";
 import { findPiInstall } from "../agent-runtime/pi-install.ts";
 import { JsonlDecoder } from "../bridge/jsonl.ts";
+import { piArgv } from "../bridge/pi-child.ts";
 
 const root = path.resolve(import.meta.dirname, "..");
 const bundle = path.join(root, "build", "opt", "chat-ui-agent", "bridge.mjs");
@@ -296,18 +297,7 @@ async function coldStart(): Promise<Record<string, number>> {
   const raw: number[] = [];
   const bridged: number[] = [];
   for (let i = 0; i < 5; i++) {
-    raw.push(
-      await timeToState([
-        pi.cliPath,
-        "--mode",
-        "rpc",
-        "--no-extensions",
-        "--no-approve",
-        "-e",
-        gate,
-        ...common,
-      ]),
-    );
+    raw.push(await timeToState(piArgv(pi.cliPath, gate, common)));
     bridged.push(await timeToState([bundle, "--mode", "rpc", "--gate", gate, ...common]));
   }
   await model.close();
