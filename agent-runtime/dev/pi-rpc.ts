@@ -7,6 +7,7 @@ import path from "node:path";
 import { encodeJsonl, JsonlDecoder } from "../../bridge/jsonl.ts";
 import { findPiInstall } from "../pi-install.ts";
 import { SCRIPTED_MODEL_ID, SCRIPTED_PROVIDER, writeScriptedAgentDir } from "./agent-dir.ts";
+import { WaitableLog } from "./waitable-log.ts";
 
 export type PiLine = { type: string; [key: string]: unknown };
 export type PiResponse = PiLine & { type: "response"; id?: string; command: string; success: boolean };
@@ -35,8 +36,8 @@ export interface PiExit {
 }
 
 export class PiRpcProcess {
-  readonly lines: PiLine[] = [];
   stderr = "";
+  private readonly log = new WaitableLog<PiLine>(() => `; stderr: ${this.stderr.slice(-2000)}`);
   readonly exited: Promise<PiExit>;
   private readonly listeners = new Set<(line: PiLine) => void>();
   private exitInfo: PiExit | undefined;
@@ -64,6 +65,7 @@ export class PiRpcProcess {
       child.on("close", (code, signal) => {
         this.exitInfo = { code, signal };
         const exit = this.exitInfo;
+        this.log.end(`Pi exited (${JSON.stringify(exit)})`);
         void Promise.all(ownedDirs.map((dir) => rm(dir, { recursive: true, force: true }))).then(() =>
           resolve(exit),
         );
@@ -135,39 +137,14 @@ export class PiRpcProcess {
     return (await this.waitFor((l) => l.type === "response" && l.id === id, timeoutMs, from)) as PiResponse;
   }
 
+  /** Every line Pi wrote, parsed, in order. */
+  get lines(): readonly PiLine[] {
+    return this.log.items;
+  }
+
   /** Resolves with the first line (at or after index `from`) matching `predicate`. */
   waitFor(predicate: (line: PiLine) => boolean, timeoutMs = 30_000, from = 0): Promise<PiLine> {
-    const seen = this.lines.slice(from).find(predicate);
-    if (seen) return Promise.resolve(seen);
-    return new Promise((resolve, reject) => {
-      const timer = setTimeout(() => {
-        off();
-        reject(
-          new Error(
-            `timed out after ${timeoutMs} ms waiting for a Pi line; last lines: ${JSON.stringify(
-              this.lines.slice(-5),
-            )}; stderr: ${this.stderr.slice(-2000)}`,
-          ),
-        );
-      }, timeoutMs);
-      const listener = (line: PiLine) => {
-        if (!predicate(line)) return;
-        clearTimeout(timer);
-        off();
-        resolve(line);
-      };
-      const off = this.onLine(listener);
-      void this.exited.then((exit) => {
-        if (!this.listeners.has(listener)) return;
-        clearTimeout(timer);
-        off();
-        reject(
-          new Error(
-            `Pi exited (${JSON.stringify(exit)}) before a matching line; stderr: ${this.stderr.slice(-2000)}`,
-          ),
-        );
-      });
-    });
+    return this.log.waitFor(predicate, timeoutMs, from);
   }
 
   /** Closes stdin (Pi's own shutdown path) and waits; SIGKILL if it does not exit in time. */
@@ -188,7 +165,7 @@ export class PiRpcProcess {
       parsed = { type: "__unparseable__", raw };
     }
     const line = parsed as PiLine;
-    this.lines.push(line);
+    this.log.push(line);
     for (const listener of [...this.listeners]) listener(line);
   }
 }

@@ -11,6 +11,7 @@ import {
   type ScriptedModelOptions,
   startScriptedModel,
 } from "../../agent-runtime/dev/scripted-model.ts";
+import { WaitableLog } from "../../agent-runtime/dev/waitable-log.ts";
 import { encodeJsonl, JsonlDecoder } from "../../bridge/jsonl.ts";
 import { tempDir } from "./workspace.ts";
 
@@ -48,9 +49,8 @@ export function spawnBridge(t: TestContext, options: StartBridgeOptions): Bridge
     env: { PATH: process.env.PATH, LANG: "C.UTF-8", PI_OFFLINE: "1", ...options.env },
     stdio: ["pipe", "pipe", "pipe"],
   });
-  const logs: Record<string, unknown>[] = [];
   let stderr = "";
-  const waiters = new Set<() => void>();
+  const logs = new WaitableLog<Record<string, unknown>>(() => `; stderr: ${stderr.slice(-3000)}`);
   const decoder = new JsonlDecoder();
   child.stderr.on("data", (chunk: Buffer) => {
     stderr += chunk.toString("utf8");
@@ -61,14 +61,13 @@ export function spawnBridge(t: TestContext, options: StartBridgeOptions): Bridge
         logs.push({ raw: line });
       }
     }
-    for (const wake of [...waiters]) wake();
   });
   child.stdin.on("error", () => {});
   let exitInfo: { code: number | null; signal: NodeJS.Signals | null } | undefined;
   const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) => {
     child.on("close", (code, signal) => {
       exitInfo = { code, signal };
-      for (const wake of [...waiters]) wake();
+      logs.end(`bridge exited ${JSON.stringify(exitInfo)}`);
       resolve(exitInfo);
     });
   });
@@ -80,28 +79,8 @@ export function spawnBridge(t: TestContext, options: StartBridgeOptions): Bridge
       clearTimeout(timer);
     }
   });
-  const waitForLog = (pred: (log: Record<string, unknown>) => boolean, ms = 20_000) =>
-    new Promise<Record<string, unknown>>((resolve, reject) => {
-      const check = () => {
-        const found = logs.find(pred);
-        if (found) {
-          waiters.delete(check);
-          clearTimeout(timer);
-          resolve(found);
-        } else if (exitInfo) {
-          waiters.delete(check);
-          clearTimeout(timer);
-          reject(new Error(`bridge exited ${JSON.stringify(exitInfo)}; stderr: ${stderr.slice(-3000)}`));
-        }
-      };
-      const timer = setTimeout(() => {
-        waiters.delete(check);
-        reject(new Error(`timed out waiting for a bridge log line; stderr: ${stderr.slice(-3000)}`));
-      }, ms);
-      waiters.add(check);
-      check();
-    });
-  return { child, logs, stderr: () => stderr, exited, exitStatus: () => exitInfo, waitForLog };
+  const waitForLog = (pred: (log: Record<string, unknown>) => boolean, ms = 20_000) => logs.waitFor(pred, ms);
+  return { child, logs: logs.items, stderr: () => stderr, exited, exitStatus: () => exitInfo, waitForLog };
 }
 
 export interface NetworkBridge extends BridgeProcess {
@@ -156,20 +135,18 @@ export async function startNetworkBridge(
 
 /** A WebSocket client that records every frame and can wait for one. */
 export class TestClient {
-  readonly frames: Frame[] = [];
   closeInfo: { code: number; reason: string } | undefined;
   readonly closed: Promise<{ code: number; reason: string }>;
-  private readonly waiters = new Set<() => void>();
+  private readonly log = new WaitableLog<Frame>();
 
   private constructor(readonly ws: WebSocket) {
     ws.on("message", (data) => {
-      this.frames.push(JSON.parse(String(data)) as Frame);
-      this.wake();
+      this.log.push(JSON.parse(String(data)) as Frame);
     });
     this.closed = new Promise((resolve) => {
       ws.on("close", (code, reason) => {
         this.closeInfo = { code, reason: String(reason) };
-        this.wake();
+        this.log.end(`connection closed ${JSON.stringify(this.closeInfo)}`);
         resolve(this.closeInfo);
       });
     });
@@ -214,33 +191,13 @@ export class TestClient {
     return max;
   }
 
+  /** Every frame received, in order. */
+  get frames(): readonly Frame[] {
+    return this.log.items;
+  }
+
   waitFor(pred: (f: Frame) => boolean, ms = 20_000, from = 0): Promise<Frame> {
-    return new Promise((resolve, reject) => {
-      const check = () => {
-        const found = this.frames.slice(from).find(pred);
-        if (found) {
-          done();
-          resolve(found);
-        } else if (this.closeInfo) {
-          done();
-          reject(new Error(`connection closed ${JSON.stringify(this.closeInfo)} before a matching frame`));
-        }
-      };
-      const timer = setTimeout(() => {
-        done();
-        reject(
-          new Error(
-            `timed out waiting for a frame; last: ${JSON.stringify(this.frames.slice(-3)).slice(0, 1500)}`,
-          ),
-        );
-      }, ms);
-      const done = () => {
-        clearTimeout(timer);
-        this.waiters.delete(check);
-      };
-      this.waiters.add(check);
-      check();
-    });
+    return this.log.waitFor(pred, ms, from);
   }
 
   /** Sends a command with an id and waits for its response. */
@@ -270,30 +227,28 @@ export class TestClient {
     this.ws.terminate();
     return this.closed;
   }
-
-  private wake(): void {
-    for (const w of [...this.waiters]) w();
-  }
 }
 
 /** Drives a stdio-mode bridge exactly like a `pi --mode rpc` child. */
 export class StdioDriver {
-  readonly lines: Frame[] = [];
   readonly rawLines: string[] = [];
-  private readonly waiters = new Set<() => void>();
+  private readonly log: WaitableLog<Frame>;
 
   constructor(readonly bridge: BridgeProcess) {
+    this.log = new WaitableLog<Frame>(() => `; stderr: ${bridge.stderr().slice(-2000)}`);
     const decoder = new JsonlDecoder();
     bridge.child.stdout.on("data", (chunk: Buffer) => {
       for (const line of decoder.push(chunk)) {
         this.rawLines.push(line);
-        this.lines.push(JSON.parse(line) as Frame);
+        this.log.push(JSON.parse(line) as Frame);
       }
-      for (const w of [...this.waiters]) w();
     });
-    void bridge.exited.then(() => {
-      for (const w of [...this.waiters]) w();
-    });
+    void bridge.exited.then(() => this.log.end("bridge exited"));
+  }
+
+  /** Every stdout line, parsed, in order. */
+  get lines(): readonly Frame[] {
+    return this.log.items;
   }
 
   send(frame: unknown): void {
@@ -301,30 +256,7 @@ export class StdioDriver {
   }
 
   waitFor(pred: (f: Frame) => boolean, ms = 20_000, from = 0): Promise<Frame> {
-    return new Promise((resolve, reject) => {
-      const check = () => {
-        const found = this.lines.slice(from).find(pred);
-        if (found) {
-          done();
-          resolve(found);
-        } else if (this.bridge.exitStatus()) {
-          done();
-          reject(
-            new Error(`bridge exited before a matching line; stderr: ${this.bridge.stderr().slice(-2000)}`),
-          );
-        }
-      };
-      const timer = setTimeout(() => {
-        done();
-        reject(new Error(`timed out; last lines: ${JSON.stringify(this.lines.slice(-3)).slice(0, 1500)}`));
-      }, ms);
-      const done = () => {
-        clearTimeout(timer);
-        this.waiters.delete(check);
-      };
-      this.waiters.add(check);
-      check();
-    });
+    return this.log.waitFor(pred, ms, from);
   }
 
   async request(frame: Record<string, unknown>, ms = 20_000): Promise<Frame> {
