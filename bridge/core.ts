@@ -298,7 +298,7 @@ export class BridgeCore {
     }
     const type = parsed.type;
     const id = typeof parsed.id === "string" ? parsed.id : undefined;
-    if (!(CLIENT_FRAME_TYPES as readonly string[]).includes(type)) {
+    if (!CLIENT_FRAME_TYPES.includes(type)) {
       this.publishError("unknown_type", `unknown frame type "${type.slice(0, 64)}"`, id);
       return;
     }

@@ -118,27 +118,24 @@ export const PiCommandFrame = z.looseObject({
   id: commandId.optional(),
 });
 
-export const ClientFrame = z.discriminatedUnion("type", [
+/** The frames the bridge answers itself (everything else is a Pi command). */
+const BRIDGE_CLIENT_FRAMES = [
   HelloFrame,
   AckFrame,
   ExtensionUiResponseFrame,
   SetPolicyFrame,
   GetPolicyFrame,
   BridgeStatusFrame,
-  PiCommandFrame,
-]);
+] as const;
+
+export const ClientFrame = z.discriminatedUnion("type", [...BRIDGE_CLIENT_FRAMES, PiCommandFrame]);
 export type ClientFrame = z.infer<typeof ClientFrame>;
 
-/** Every `type` a client may send. */
-export const CLIENT_FRAME_TYPES = [
-  "hello",
-  "ack",
-  "extension_ui_response",
-  "set_policy",
-  "get_policy",
-  "bridge_status",
+/** Every `type` a client may send, read off the schemas above (never a hand-kept copy). */
+export const CLIENT_FRAME_TYPES: readonly string[] = [
+  ...BRIDGE_CLIENT_FRAMES.map((frame) => frame.shape.type.value),
   ...PI_COMMAND_TYPES,
-] as const;
+];
 
 // ---------------------------------------------------------------- bridge → client
 
