@@ -107,8 +107,11 @@ export class BridgeClient extends EventEmitter<ClientEvents> {
   private readonly backoff: BackoffOptions;
   private firstLive: { resolve: () => void; reject: (error: Error) => void } | undefined;
 
-  constructor(private readonly options: BridgeClientOptions) {
+  private readonly options: BridgeClientOptions;
+
+  constructor(options: BridgeClientOptions) {
     super();
+    this.options = options;
     this.clientId = options.clientId ?? `client-${randomUUID()}`;
     this.backoff = { initialMs: 100, maxMs: 5_000, ...options.backoff };
   }

@@ -3,7 +3,7 @@
 // and refused (never approved) on every path that cannot get a real answer.
 import { randomBytes } from "node:crypto";
 import type { Logger } from "../agent-runtime/log.ts";
-import type { EffectivePolicy, SetPolicyResult } from "../agent-runtime/policy/policy-store.ts";
+import type { EffectivePolicy, PolicyMode, SetPolicyResult } from "../agent-runtime/policy/policy-store.ts";
 import { checkAnswer, toPendingDialog } from "./dialogs.ts";
 import { IdempotencyStore } from "./idempotency.ts";
 import type { PiChild, PiExitInfo } from "./pi-child.ts";
@@ -32,10 +32,7 @@ export interface FrameSink {
 
 export interface PolicyAccess {
   read(): EffectivePolicy;
-  set(options: {
-    policy: "auto" | "ask" | "read-only";
-    expected?: "auto" | "ask" | "read-only";
-  }): Promise<SetPolicyResult>;
+  set(options: { policy: PolicyMode; expected?: PolicyMode }): Promise<SetPolicyResult>;
 }
 
 export interface CoreOptions {
@@ -101,10 +98,12 @@ export class BridgeCore {
   private lingerTimer: NodeJS.Timeout | undefined;
   private shuttingDown = false;
 
-  constructor(
-    private readonly sink: FrameSink,
-    private readonly options: CoreOptions,
-  ) {
+  private readonly sink: FrameSink;
+  private readonly options: CoreOptions;
+
+  constructor(sink: FrameSink, options: CoreOptions) {
+    this.sink = sink;
+    this.options = options;
     this.epoch = options.epoch ?? randomBytes(16).toString("hex");
     this.announcedPolicy = this.policyReport()?.policy;
   }
@@ -381,8 +380,8 @@ export class BridgeCore {
 
   private async setPolicy(
     id: string | undefined,
-    policy: "auto" | "ask" | "read-only",
-    expected: "auto" | "ask" | "read-only" | undefined,
+    policy: PolicyMode,
+    expected: PolicyMode | undefined,
   ): Promise<void> {
     let result: SetPolicyResult;
     try {

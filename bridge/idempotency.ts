@@ -29,7 +29,11 @@ export class IdempotencyStore {
   // Map keeps insertion order: the first entries are the oldest.
   private readonly entries = new Map<string, Entry>();
 
-  constructor(readonly maxEntries = 10_000) {}
+  readonly maxEntries: number;
+
+  constructor(maxEntries = 10_000) {
+    this.maxEntries = maxEntries;
+  }
 
   /** Looks the id up; if new, records it as running. */
   begin(id: string, payload: unknown): IdempotencyDecision {

@@ -17,7 +17,11 @@ const BATCH_BYTES = 64 * 1024;
 export class RingSink implements FrameSink {
   onAppend: () => void = () => {};
 
-  constructor(readonly ring: ReplayRing) {}
+  readonly ring: ReplayRing;
+
+  constructor(ring: ReplayRing) {
+    this.ring = ring;
+  }
 
   publish(frame: Frame, raw?: string): void {
     this.ring.append((seq) => {
@@ -61,10 +65,13 @@ class Connection {
   private readonly early: RawData[] = [];
   private waitingForDrain = false;
 
-  constructor(
-    readonly ws: WebSocket,
-    private readonly server: NetworkServer,
-  ) {}
+  readonly ws: WebSocket;
+  private readonly server: NetworkServer;
+
+  constructor(ws: WebSocket, server: NetworkServer) {
+    this.ws = ws;
+    this.server = server;
+  }
 
   hold(data: RawData): void {
     this.early.push(data);
@@ -145,12 +152,16 @@ export class NetworkServer {
   private readonly tokenDigest: Buffer;
   private closing = false;
 
-  constructor(
-    private readonly core: BridgeCore,
-    readonly ring: ReplayRing,
-    private readonly options: NetworkOptions,
-    private readonly log: Logger,
-  ) {
+  private readonly core: BridgeCore;
+  readonly ring: ReplayRing;
+  private readonly options: NetworkOptions;
+  private readonly log: Logger;
+
+  constructor(core: BridgeCore, ring: ReplayRing, options: NetworkOptions, log: Logger) {
+    this.core = core;
+    this.ring = ring;
+    this.options = options;
+    this.log = log;
     this.tokenDigest = digest(options.token);
     this.http = createServer((req, res) => this.onHttp(req, res));
     this.wss = new WebSocketServer({

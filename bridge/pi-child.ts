@@ -2,8 +2,8 @@
 // its agent loop on stdout backpressure), stderr into our log, the whole group killed on shutdown.
 import { type ChildProcessWithoutNullStreams, spawn } from "node:child_process";
 import { readdirSync, readFileSync } from "node:fs";
+import { JsonlDecoder } from "../agent-runtime/jsonl.ts";
 import type { Logger } from "../agent-runtime/log.ts";
-import { JsonlDecoder } from "./jsonl.ts";
 
 /** Environment variable that marks Pi and everything it starts (tools detach into their own sessions). */
 export const RUN_MARKER_ENV = "CHAT_UI_AGENT_RUN_ID";

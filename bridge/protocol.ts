@@ -1,6 +1,7 @@
 // Bridge protocol v1: every frame shape, defined once. The bridge, the typed client and the tests
 // import these schemas; docs/protocol.md is checked against them (tests/unit/bridge-protocol-doc.test.ts).
 import { z } from "zod";
+import { POLICY_MODES } from "../agent-runtime/policy/policy-modes.ts";
 
 export const PROTOCOL_VERSION = 1;
 
@@ -98,7 +99,7 @@ export const ExtensionUiResponseFrame = z.looseObject({
   cancelled: z.boolean().optional(),
 });
 
-export const PolicyName = z.enum(["auto", "ask", "read-only"]);
+export const PolicyName = z.enum(POLICY_MODES);
 export type PolicyName = z.infer<typeof PolicyName>;
 
 export const SetPolicyFrame = z.strictObject({

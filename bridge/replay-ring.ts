@@ -20,10 +20,12 @@ export class ReplayRing {
   private lastSeq = 0;
   private appendedBytes = 0;
 
-  constructor(
-    readonly maxFrames: number,
-    readonly maxBytes: number,
-  ) {
+  readonly maxFrames: number;
+  readonly maxBytes: number;
+
+  constructor(maxFrames: number, maxBytes: number) {
+    this.maxFrames = maxFrames;
+    this.maxBytes = maxBytes;
     if (!(maxFrames >= 1) || !(maxBytes >= 1)) throw new Error("replay ring bounds must be >= 1");
   }
 

@@ -1,14 +1,18 @@
 // Stdio mode: NDJSON on stdin/stdout, wire-compatible with `pi --mode rpc` (Pi's lines pass through
 // unchanged, without seq). stdin EOF or a broken stdout is a shutdown, never ignored.
+
+import { JsonlDecoder } from "../agent-runtime/jsonl.ts";
 import type { Logger } from "../agent-runtime/log.ts";
 import type { BridgeCore, Frame, FrameSink } from "./core.ts";
-import { JsonlDecoder } from "./jsonl.ts";
 
 export class StdioSink implements FrameSink {
   private count = 0;
   onBroken: () => void = () => {};
 
-  constructor(private readonly out: NodeJS.WritableStream & { on: NodeJS.WritableStream["on"] }) {
+  private readonly out: NodeJS.WritableStream & { on: NodeJS.WritableStream["on"] };
+
+  constructor(out: NodeJS.WritableStream & { on: NodeJS.WritableStream["on"] }) {
+    this.out = out;
     out.on("error", () => this.onBroken());
   }
 

@@ -7,8 +7,8 @@ import path from "node:path";
 import WebSocket from "ws";
 import { writeScriptedAgentDir } from "../agent-runtime/dev/agent-dir.ts";
 import { say, startScriptedModel } from "../agent-runtime/dev/scripted-model.ts";
+import { JsonlDecoder } from "../agent-runtime/jsonl.ts";
 import { findPiInstall } from "../agent-runtime/pi-install.ts";
-import { JsonlDecoder } from "../bridge/jsonl.ts";
 import { piArgv } from "../bridge/pi-child.ts";
 
 const root = path.resolve(import.meta.dirname, "..");

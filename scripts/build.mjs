@@ -16,7 +16,7 @@ export const entries = [
   { source: "agent-runtime/policy-cli.ts", output: "policy-cli.mjs" },
   // Split: bridge.mjs itself holds only the launcher that starts Pi; the rest loads while Pi boots.
   { source: "bridge/main.ts", output: "bridge.mjs", split: true },
-  { source: "agent-runtime/attach/main.ts", output: "chat-ui-agent.mjs" },
+  { source: "bridge/attach/main.ts", output: "chat-ui-agent.mjs" },
 ];
 
 /** Files copied beside the bundles: the approval gate loads its shell parser from its own directory. */

@@ -8,7 +8,6 @@ import { createWriteStream } from "node:fs";
 import { mkdtemp, readFile, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import path from "node:path";
-import { attach } from "../agent-runtime/attach/attach.ts";
 import { writeScriptedAgentDir } from "../agent-runtime/dev/agent-dir.ts";
 import {
   callTool,
@@ -18,8 +17,9 @@ import {
   say,
   startScriptedModel,
 } from "../agent-runtime/dev/scripted-model.ts";
+import { JsonlDecoder } from "../agent-runtime/jsonl.ts";
+import { attach } from "../bridge/attach/attach.ts";
 import type { BridgeFrame } from "../bridge/client.ts";
-import { JsonlDecoder } from "../bridge/jsonl.ts";
 
 const root = path.resolve(import.meta.dirname, "..");
 const bridgeBundle = path.join(root, "build", "opt", "chat-ui-agent", "bridge.mjs");

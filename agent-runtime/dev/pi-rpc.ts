@@ -4,7 +4,7 @@ import { randomUUID } from "node:crypto";
 import { mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import path from "node:path";
-import { encodeJsonl, JsonlDecoder } from "../../bridge/jsonl.ts";
+import { encodeJsonl, JsonlDecoder } from "../jsonl.ts";
 import { findPiInstall } from "../pi-install.ts";
 import { SCRIPTED_MODEL_ID, SCRIPTED_PROVIDER, writeScriptedAgentDir } from "./agent-dir.ts";
 import { WaitableLog } from "./waitable-log.ts";
@@ -42,12 +42,17 @@ export class PiRpcProcess {
   private readonly listeners = new Set<(line: PiLine) => void>();
   private exitInfo: PiExit | undefined;
 
+  readonly child: ChildProcessWithoutNullStreams;
+  readonly agentDir: string;
+
   private constructor(
-    readonly child: ChildProcessWithoutNullStreams,
-    readonly agentDir: string,
+    child: ChildProcessWithoutNullStreams,
+    agentDir: string,
     /** Temp dirs this harness made (HOME, and the agent dir unless the caller gave one): removed once Pi is gone. */
     ownedDirs: string[],
   ) {
+    this.child = child;
+    this.agentDir = agentDir;
     const decoder = new JsonlDecoder();
     child.stdout.on("data", (chunk: Buffer) => {
       for (const raw of decoder.push(chunk)) this.accept(raw);

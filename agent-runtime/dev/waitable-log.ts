@@ -7,7 +7,11 @@ export class WaitableLog<T> {
   private endReason: string | undefined;
 
   /** @param context extra text for failure messages (e.g. the process's stderr tail) */
-  constructor(private readonly context: () => string = () => "") {}
+  private readonly context: () => string;
+
+  constructor(context: () => string = () => "") {
+    this.context = context;
+  }
 
   push(item: T): void {
     this.items.push(item);

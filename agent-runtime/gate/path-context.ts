@@ -5,6 +5,7 @@ import { homedir } from "node:os";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
 import { policyPath } from "../policy/policy-store.ts";
+import { IMAGE_RUNTIME_DIR } from "../runtime-paths.ts";
 
 export interface PathContext {
   /** The session's working directory (relative paths resolve against it). */
@@ -18,7 +19,7 @@ export interface PathContext {
   gateDirs: string[];
 }
 
-export const IMAGE_GATE_DIR = "/opt/chat-ui-agent";
+export const IMAGE_GATE_DIR = IMAGE_RUNTIME_DIR;
 
 /** Pi's own rule: PI_CODING_AGENT_DIR (tilde-expanded) or ~/.pi/agent. */
 export function piAgentDir(env: NodeJS.ProcessEnv, home: string): string {
@@ -53,11 +54,14 @@ class LazyPathContext implements PathContext {
   #gateDirs: string[] | undefined;
   readonly #lexicalHome: string;
 
-  constructor(
-    private readonly lexicalCwd: string,
-    private readonly env: NodeJS.ProcessEnv,
-    private readonly extraGateDirs: string[],
-  ) {
+  private readonly lexicalCwd: string;
+  private readonly env: NodeJS.ProcessEnv;
+  private readonly extraGateDirs: string[];
+
+  constructor(lexicalCwd: string, env: NodeJS.ProcessEnv, extraGateDirs: string[]) {
+    this.lexicalCwd = lexicalCwd;
+    this.env = env;
+    this.extraGateDirs = extraGateDirs;
     this.#lexicalHome = env.HOME && env.HOME.length > 0 ? env.HOME : homedir();
   }
 

@@ -1,10 +1,10 @@
 // Paths whose change would change the gate itself: the policy file (and its directory), the gate's
 // install directory, and Pi's agent dir (settings, extensions, auth) plus a project's .pi directory.
 import path from "node:path";
+import { POLICY_DIR } from "../runtime-paths.ts";
 import { isWithin, type PathContext } from "./path-context.ts";
 
-/** The image's policy directory: nothing in it belongs to the agent. */
-export const POLICY_DIR = "/run/chat-ui-agent";
+export { POLICY_DIR };
 
 /**
  * `ancestors`: also count a directory above a protected path (moving or deleting it takes the policy with it).

@@ -1,6 +1,7 @@
 // What individual programs do: wrappers to unwrap, interpreters given code, exits (publish, upload,
 // deploy, push, network), secret readers, writers posing as readers. Tables first, then the dispatcher.
 import path from "node:path";
+import { IMAGE_RUNTIME_DIR } from "../runtime-paths.ts";
 import {
   analyzeNested,
   type CommandContext,
@@ -421,7 +422,7 @@ export function analyzeProgram(
   command: CommandContext,
 ) {
   const f = scan.findings;
-  if (program === "chat-ui-agent-policy" || invokedAs.startsWith("/opt/chat-ui-agent/")) {
+  if (program === "chat-ui-agent-policy" || invokedAs.startsWith(`${IMAGE_RUNTIME_DIR}/`)) {
     if (textAt(args, 0) !== "get" && textAt(args, 0) !== "explain")
       f.add("TAMPER", "runs the policy tool to change the policy");
   }

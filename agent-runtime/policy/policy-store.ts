@@ -3,9 +3,11 @@
 import { closeSync, constants, fstatSync, openSync, readSync } from "node:fs";
 import { lstat, open, rename, rm } from "node:fs/promises";
 import path from "node:path";
+import { DEFAULT_POLICY_PATH } from "../runtime-paths.ts";
 
-export const POLICY_MODES = ["auto", "ask", "read-only"] as const;
-export type PolicyMode = (typeof POLICY_MODES)[number];
+import { isPolicyMode, POLICY_MODES, type PolicyMode } from "./policy-modes.ts";
+
+export { isPolicyMode, POLICY_MODES, type PolicyMode };
 export type PolicySource = "file" | "env" | "default";
 export interface EffectivePolicy {
   policy: PolicyMode;
@@ -19,14 +21,10 @@ export type SetPolicyResult =
   | { ok: false; error: "policy_conflict"; current: EffectivePolicy }
   | { ok: false; error: "invalid_policy" | "symlink_target" | "io_error"; message: string };
 
-export const DEFAULT_POLICY_PATH = "/run/chat-ui-agent/policy";
+export { DEFAULT_POLICY_PATH };
 export const DEFAULT_POLICY: PolicyMode = "ask";
 /** Largest policy file we accept; we read one byte more to detect an oversized file. */
 export const MAX_POLICY_BYTES = 256;
-
-export function isPolicyMode(value: unknown): value is PolicyMode {
-  return typeof value === "string" && (POLICY_MODES as readonly string[]).includes(value);
-}
 
 export function policyPath(env: NodeJS.ProcessEnv = process.env): string {
   const configured = env.AGENT_POLICY_PATH;

@@ -12,7 +12,7 @@ import {
   startScriptedModel,
 } from "../../agent-runtime/dev/scripted-model.ts";
 import { WaitableLog } from "../../agent-runtime/dev/waitable-log.ts";
-import { encodeJsonl, JsonlDecoder } from "../../bridge/jsonl.ts";
+import { encodeJsonl, JsonlDecoder } from "../../agent-runtime/jsonl.ts";
 import { tempDir } from "./workspace.ts";
 
 export const root = path.resolve(import.meta.dirname, "..", "..");
@@ -139,7 +139,10 @@ export class TestClient {
   readonly closed: Promise<{ code: number; reason: string }>;
   private readonly log = new WaitableLog<Frame>();
 
-  private constructor(readonly ws: WebSocket) {
+  readonly ws: WebSocket;
+
+  private constructor(ws: WebSocket) {
+    this.ws = ws;
     ws.on("message", (data) => {
       this.log.push(JSON.parse(String(data)) as Frame);
     });
@@ -234,7 +237,10 @@ export class StdioDriver {
   readonly rawLines: string[] = [];
   private readonly log: WaitableLog<Frame>;
 
-  constructor(readonly bridge: BridgeProcess) {
+  readonly bridge: BridgeProcess;
+
+  constructor(bridge: BridgeProcess) {
+    this.bridge = bridge;
     this.log = new WaitableLog<Frame>(() => `; stderr: ${bridge.stderr().slice(-2000)}`);
     const decoder = new JsonlDecoder();
     bridge.child.stdout.on("data", (chunk: Buffer) => {

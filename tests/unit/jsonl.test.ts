@@ -1,7 +1,7 @@
 import assert from "node:assert/strict";
 import { test } from "node:test";
 import fc from "fast-check";
-import { encodeJsonl, JsonlDecoder } from "../../bridge/jsonl.ts";
+import { encodeJsonl, JsonlDecoder } from "../../agent-runtime/jsonl.ts";
 
 test("splits on LF only: U+2028/U+2029 and lone CR stay inside a line", () => {
   const decoder = new JsonlDecoder();

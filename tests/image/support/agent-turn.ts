@@ -14,7 +14,7 @@ import {
   say,
   startScriptedModel,
 } from "../../../agent-runtime/dev/scripted-model.ts";
-import { JsonlDecoder } from "../../../bridge/jsonl.ts";
+import { JsonlDecoder } from "../../../agent-runtime/jsonl.ts";
 import { tempDir } from "../../support/workspace.ts";
 import { docker, execIn } from "./docker.ts";
 

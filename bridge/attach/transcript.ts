@@ -1,7 +1,7 @@
 // Turns a bridge client's events into a readable live transcript for an operator.
 // Pure presentation: it never answers anything itself.
-import type { BridgeClient, BridgeFrame } from "../../bridge/client.ts";
-import type { PendingDialog } from "../../bridge/protocol.ts";
+import type { BridgeClient, BridgeFrame } from "../client.ts";
+import type { PendingDialog } from "../protocol.ts";
 
 export interface TranscriptWriter {
   write(text: string): void;
@@ -40,7 +40,11 @@ export function describeDialog(dialog: PendingDialog): string {
 export class Transcript {
   private streamingText = false;
 
-  constructor(private readonly out: TranscriptWriter) {}
+  private readonly out: TranscriptWriter;
+
+  constructor(out: TranscriptWriter) {
+    this.out = out;
+  }
 
   /** Subscribes to every client event worth showing. Returns an unsubscribe function. */
   attach(client: BridgeClient): () => void {

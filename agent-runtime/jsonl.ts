@@ -3,8 +3,11 @@
 import { StringDecoder } from "node:string_decoder";
 
 export class JsonlLineTooLongError extends Error {
-  constructor(readonly limit: number) {
+  readonly limit: number;
+
+  constructor(limit: number) {
     super(`line exceeds ${limit} bytes`);
+    this.limit = limit;
   }
 }
 
@@ -15,10 +18,16 @@ export class JsonlDecoder {
   private discarding = false;
 
   /** @param maxLineBytes lines longer than this are dropped and reported via onOversized */
+  private readonly maxLineBytes: number;
+  private readonly onOversized: (err: JsonlLineTooLongError) => void;
+
   constructor(
-    private readonly maxLineBytes = Number.POSITIVE_INFINITY,
-    private readonly onOversized: (err: JsonlLineTooLongError) => void = () => {},
-  ) {}
+    maxLineBytes = Number.POSITIVE_INFINITY,
+    onOversized: (err: JsonlLineTooLongError) => void = () => {},
+  ) {
+    this.maxLineBytes = maxLineBytes;
+    this.onOversized = onOversized;
+  }
 
   push(chunk: Buffer | string): string[] {
     const text = typeof chunk === "string" ? chunk : this.decoder.write(chunk);

@@ -2,8 +2,8 @@
 // and a few slash commands. Without a TTY it only prints: dialogs stay pending for another client.
 import { createInterface, type Interface } from "node:readline";
 import type { Readable } from "node:stream";
-import { BridgeClient, type BridgeClientOptions } from "../../bridge/client.ts";
-import { PolicyName } from "../../bridge/protocol.ts";
+import { BridgeClient, type BridgeClientOptions } from "../client.ts";
+import { PolicyName } from "../protocol.ts";
 import { describeDialog, Transcript, type TranscriptWriter } from "./transcript.ts";
 
 export interface AttachOptions extends BridgeClientOptions {
