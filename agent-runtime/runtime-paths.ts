@@ -7,3 +7,15 @@ export const IMAGE_RUNTIME_DIR = "/opt/chat-ui-agent";
 export const POLICY_DIR = "/run/chat-ui-agent";
 /** The live policy file, unless AGENT_POLICY_PATH says otherwise. */
 export const DEFAULT_POLICY_PATH = `${POLICY_DIR}/policy`;
+
+/** The bridge's durable state when it runs as root (the image creates it root-owned, mode 0700). */
+export const ROOT_STATE_DIR = "/var/lib/chat-ui-agent";
+
+/**
+ * Where the bridge keeps its state unless --state-dir says otherwise: never in the workspace, HOME or /tmp,
+ * which the agent's tools may write. As root: ROOT_STATE_DIR. Otherwise a per-uid directory under /var/tmp,
+ * which the tools' Landlock domain does not grant.
+ */
+export function defaultStateDir(euid: number = process.geteuid?.() ?? 0): string {
+  return euid === 0 ? ROOT_STATE_DIR : `/var/tmp/chat-ui-agent-${euid}`;
+}
