@@ -3,7 +3,7 @@ import type { Parser } from "web-tree-sitter";
 import type { PolicyMode } from "../policy/policy-store.ts";
 import { Findings, type GateClass } from "./gate-classes.ts";
 import { type PathContext, resolveToolPath } from "./path-context.ts";
-import { gitExecReasonFor, tamperReasonFor } from "./protected-paths.ts";
+import { laterExecReasonFor, tamperReasonFor } from "./protected-paths.ts";
 import { sensitiveContainerFor, sensitiveRuleFor, sensitiveRuleForGlob } from "./sensitive-paths.ts";
 import { classifyShell } from "./shell-classifier.ts";
 
@@ -79,7 +79,7 @@ export function decide(call: ToolCallToDecide): Decision {
     }
     const rule = sensitiveRuleFor(file, call.context);
     if (rule) findings.add("SECRET", `${toolName} touches ${rule.why}`);
-    const gitExec = gitExecReasonFor(file);
+    const gitExec = laterExecReasonFor(file, call.context);
     if (gitExec) findings.add("EXIT", gitExec);
     if (policy === "read-only") return finish(findings, "block", "read-only policy blocks writes and edits");
     if (policy === "ask") return finish(findings, "confirm", "ask policy confirms every write and edit");

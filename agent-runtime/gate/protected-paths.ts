@@ -32,8 +32,11 @@ export function tamperReasonFor(
   return undefined;
 }
 
-/** Writing these makes git run code later (hooks, aliases, pagers), so a write there is a possible exit. */
-export function gitExecReasonFor(file: string): string | undefined {
+/**
+ * Files that other programs run or obey later (git hooks and config today): writing one is a possible exit,
+ * because a later, innocent-looking command runs what it says. `ctx` gives HOME and cwd for per-user files.
+ */
+export function laterExecReasonFor(file: string, _ctx: PathContext): string | undefined {
   const parts = file.split(path.sep);
   const gitIndex = parts.lastIndexOf(".git");
   if (gitIndex === -1) return undefined;

@@ -5,7 +5,7 @@ import path from "node:path";
 import type { Node, Parser } from "web-tree-sitter";
 import { Findings } from "./gate-classes.ts";
 import { canonicalIn, expandTilde, type PathContext } from "./path-context.ts";
-import { gitExecReasonFor, tamperReasonFor } from "./protected-paths.ts";
+import { laterExecReasonFor, tamperReasonFor } from "./protected-paths.ts";
 import { hasGlob, sensitiveContainerFor, sensitiveRuleFor, sensitiveRuleForGlob } from "./sensitive-paths.ts";
 import { analyzeProgram } from "./shell-programs.ts";
 import {
@@ -248,7 +248,7 @@ export function checkPathWord(
     if (options.writer) {
       const tamper = tamperReasonFor(file, scan.ctx, { ancestors: options.ancestors ?? false });
       if (tamper) scan.findings.add("TAMPER", tamper);
-      const gitExec = gitExecReasonFor(file);
+      const gitExec = laterExecReasonFor(file, scan.ctx);
       if (gitExec) scan.findings.add("EXIT", gitExec);
     }
   }
