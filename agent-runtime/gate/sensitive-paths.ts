@@ -1,6 +1,7 @@
 // Credential-bearing locations, as data. A rule matches a canonical absolute path; `probes` are example
 // paths the rule covers, used to test shell globs and recursive reads of a containing directory.
 import path from "node:path";
+import { compileGlob, globMatchCompiled } from "./glob-match.ts";
 import { isWithin, type PathContext } from "./path-context.ts";
 
 export interface SensitiveRule {
@@ -122,39 +123,8 @@ function probesFor(ctx: PathContext): Array<{ rule: SensitiveRule; probe: string
   return probes;
 }
 
-/** A rule one of whose example paths a glob pattern (absolute, already resolved) could match. */
+/** A rule one of whose example paths a glob pattern (absolute, already resolved) could match (glob-match.ts: linear). */
 export function sensitiveRuleForGlob(pattern: string, ctx: PathContext): SensitiveRule | undefined {
-  const regex = globToRegExp(pattern);
-  return probesFor(ctx).find(({ probe }) => regex.test(probe))?.rule;
-}
-
-export function hasGlob(word: string): boolean {
-  return /[*?[]/.test(word);
-}
-
-/** Shell glob → RegExp. `*` and `?` may cross "/" here on purpose (over-matching is the safe side). */
-export function globToRegExp(glob: string): RegExp {
-  let out = "";
-  for (let i = 0; i < glob.length; i++) {
-    const c = glob.charAt(i);
-    if (c === "*") out += ".*";
-    else if (c === "?") out += ".";
-    else if (c === "[") {
-      const end = glob.indexOf("]", i + 2);
-      if (end === -1) out += "\\[";
-      else {
-        const body = glob
-          .slice(i + 1, end)
-          .replace(/^!/, "^")
-          .replace(/\\/g, "\\\\");
-        out += `[${body}]`;
-        i = end;
-      }
-    } else out += c.replace(/[.+^${}()|\\]/g, "\\$&");
-  }
-  try {
-    return new RegExp(`^${out}$`);
-  } catch {
-    return /^.*$/; // an unreadable class matches everything: fail towards "sensitive"
-  }
+  const glob = compileGlob(pattern);
+  return probesFor(ctx).find(({ probe }) => globMatchCompiled(glob, probe))?.rule;
 }
