@@ -417,7 +417,17 @@ class ShellClassifier {
 
   private resolveLiteral(word: ShellWord, frame: Frame): string | undefined {
     if (!word.literal || word.text.includes(DYNAMIC)) return undefined;
-    return path.resolve(frame.cwd, expandTilde(expandUserHome(word.text), this.ctx.home));
+    const text = this.dirStackTilde(word.text, frame);
+    if (text.includes(DYNAMIC)) return undefined;
+    return path.resolve(frame.cwd, expandTilde(expandUserHome(text), this.ctx.home));
+  }
+
+  /** `~+` is $PWD and `~-` $OLDPWD (unknown here), `~+N`/`~-N` the directory stack (unknown). */
+  private dirStackTilde(form: string, frame: Frame): string {
+    const match = /^~([+-])(\d*)(?=\/|$)/.exec(form);
+    if (!match) return form;
+    const rest = form.slice(match[0].length);
+    return match[1] === "+" && match[2] === "" ? frame.cwd + rest : DYNAMIC + rest;
   }
 
   private hasLocalNodeBin(name: string, frame: Frame): boolean {
@@ -452,7 +462,7 @@ class ShellClassifier {
       if (form === "" || form === "-" || form.includes("\n")) continue;
       if (/^file:\/\//i.test(form)) form = fileUrlPath(form);
       else if (/^[a-z][a-z0-9+.-]*:\/\//i.test(form)) continue; // other URLs are not local paths
-      form = expandUserHome(form);
+      form = expandUserHome(this.dirStackTilde(form, frame));
       if (isFullyDynamic(form)) {
         this.computedPath(word, access);
         continue;
@@ -561,7 +571,10 @@ class ShellClassifier {
         this.findings.add("SECRET", `\`${program}\` reads recursively a directory computed at run time`);
         continue;
       }
-      const pattern = expandTilde(expandUserHome(form), this.ctx.home).replaceAll(DYNAMIC, "*");
+      const pattern = expandTilde(expandUserHome(this.dirStackTilde(form, frame)), this.ctx.home).replaceAll(
+        DYNAMIC,
+        "*",
+      );
       const candidates = pattern.startsWith("*")
         ? [pattern]
         : path.isAbsolute(pattern)
@@ -628,10 +641,12 @@ class ShellClassifier {
   private treeCopy(source: ShellWord, destination: ShellWord, program: string, frame: Frame) {
     const from = this.resolveLiteral(source, frame);
     const to = this.resolveLiteral(destination, frame);
-    if (from === undefined || to === undefined) {
-      if (to === undefined) return this.treeWrite(destination, program, frame);
-      return this.treeWrite(destination, program, frame);
-    }
+    if (from === undefined || to === undefined) return this.treeWrite(destination, program, frame);
+    if (path.basename(from) === ".git" || path.basename(to) === ".git")
+      return this.findings.add(
+        "EXIT",
+        `\`${program}\` copies or replaces a git directory (its config and hooks run commands)`,
+      );
     const sourceDir = canonicalIn(this.ctx, from);
     if (!isDirectory(sourceDir)) return;
     const target = isDirectory(canonicalIn(this.ctx, to)) ? path.join(to, path.basename(from)) : to;
@@ -672,6 +687,10 @@ class ShellClassifier {
         return;
       }
       this.checkPath(file, "read", frame);
+      if (/^\/(dev|proc)\//.test(resolved)) {
+        this.findings.opaque(`\`${program}\` runs code from a pipe or device (${file.source})`);
+        return;
+      }
       const canonical = canonicalIn(this.ctx, resolved);
       if (this.ctx.gateDirs.some((dir) => isWithin(canonical, dir)) && program !== "chat-ui-agent-policy")
         this.findings.add("TAMPER", `runs the approval gate's own programs (${file.source})`);

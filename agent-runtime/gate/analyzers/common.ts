@@ -72,7 +72,11 @@ export const unlistedProgram: Analyzer = (call, scan) => {
   scan.findings.add("WRITE", `runs \`${call.name}\``);
   checkOperands(call.args, scan, "operand");
   const computedTarget = call.args.find(
-    (arg) => !arg.literal && arg.forms.some((form) => looksLikeNetworkTarget(form)),
+    (arg) =>
+      !arg.literal &&
+      arg.forms.some(
+        (form) => form.includes(DYNAMIC) && looksLikeNetworkTarget(form.replaceAll(DYNAMIC, "x")),
+      ),
   );
   if (computedTarget)
     scan.findings.add(

@@ -98,4 +98,11 @@ export const ENVIRONMENT_ANALYZERS: Readonly<Record<string, Analyzer>> = {
   keyctl: secretStore("reads the kernel keyring"),
   "git-credential-store": secretStore("reads stored git credentials"),
   history: secretStore("prints the shell history (it can hold secrets)"),
+  sops: secretStore("decrypts secrets"),
+  age: (call, scan) => {
+    if (call.args.some((a) => a.text === "-d" || a.text === "--decrypt"))
+      scan.findings.add("SECRET", "`age -d` decrypts data");
+    scan.findings.add("WRITE", "runs `age`");
+    checkOperands(call.args, scan, "read");
+  },
 };

@@ -1211,7 +1211,11 @@ function tagged(map: Record<string, Analyzer>, names: readonly string[], analyze
 const FILE_TOOLS: Record<string, Analyzer> = {};
 tagged(FILE_TOOLS, CONTENT_READERS, reader("read"));
 tagged(FILE_TOOLS, STAT_READERS, reader("stat"));
-tagged(FILE_TOOLS, ["touch", "mkdir", "mkfifo", "mknod", "truncate", "chattr", "shred"], writer());
+tagged(
+  FILE_TOOLS,
+  ["touch", "mkdir", "mkfifo", "mknod", "truncate", "chattr", "shred", "dos2unix", "unix2dos", "tidy"],
+  writer(),
+);
 tagged(FILE_TOOLS, ["chmod", "chown", "chgrp", "setfacl"], writer(1));
 tagged(FILE_TOOLS, ["rm", "rmdir", "unlink"], deleter);
 tagged(

@@ -4,7 +4,6 @@
 import { type ParsedArgs, parseArgs } from "../shell-options.ts";
 import type { Analyzer, ProgramCall, Scan } from "../shell-scan.ts";
 import { type ShellWord, syntheticWord } from "../shell-words.ts";
-import { checkOperands } from "./common.ts";
 import { serverFinding } from "./servers.ts";
 
 const GIT_GLOBAL_WITH_VALUE = new Set([
@@ -218,6 +217,31 @@ interface GitGlobals {
   subIndex: number;
 }
 
+/** A relative path operand of `git -C dir …` is relative to dir. */
+function underDirectory(word: ShellWord, cwd: ShellWord | undefined): ShellWord {
+  if (!cwd || word.text.startsWith("-") || word.text.startsWith("/") || word.text.startsWith("~"))
+    return word;
+  const base = cwd.text.replace(/\/+$/, "");
+  const forms = word.forms.map((form) => `${base}/${form}`);
+  return { ...word, text: forms[0] ?? "", forms, literal: word.literal && cwd.literal };
+}
+
+/**
+ * The file an operand of a reading subcommand names: a path (`a/b`, `.env`, `~/x`), or the path part of a
+ * `rev:path` blob name (`HEAD:.env`, `:.env`), whose content `git show` / `git cat-file` print.
+ */
+function pathOperand(word: ShellWord, cwd: ShellWord | undefined): ShellWord | undefined {
+  const text = word.text;
+  if (text.startsWith("-") || /^[a-z][a-z0-9+.-]*:\/\//i.test(text)) return undefined;
+  const blob = /^[^:\s]*:(.+)$/s.exec(text);
+  if (blob?.[1]) {
+    const forms = word.forms.map((form) => form.slice(form.indexOf(":") + 1));
+    return underDirectory({ ...word, text: forms[0] ?? "", forms }, cwd);
+  }
+  if (text.includes("/") || text.startsWith(".") || text.startsWith("~")) return underDirectory(word, cwd);
+  return undefined;
+}
+
 function globalOptions(call: ProgramCall, scan: Scan): GitGlobals | undefined {
   const f = scan.findings;
   const args = call.args;
@@ -351,7 +375,7 @@ function config(rest: readonly ShellWord[], scan: Scan) {
   f.add("WRITE", "git config writes configuration");
 }
 
-function grep(rest: readonly ShellWord[], scan: Scan) {
+function grep(rest: readonly ShellWord[], scan: Scan, cwd: ShellWord | undefined) {
   const parsed = parseArgs(rest, {
     shortWithValue: "efABCm",
     longWithValue: [
@@ -375,7 +399,7 @@ function grep(rest: readonly ShellWord[], scan: Scan) {
   scan.findings.add("READ");
   if (parsed.has("no-index", "untracked")) {
     const paths = parsed.has("e", "regexp", "f", "file") ? parsed.operands : parsed.operands.slice(1);
-    for (const path of paths.length ? paths : [syntheticWord(".")]) {
+    for (const path of paths.length ? paths : [underDirectory(syntheticWord("."), cwd)]) {
       scan.path(path, "read");
       scan.recursiveRead(path, "git grep --no-index");
     }
@@ -420,10 +444,9 @@ function diff(sub: string, rest: readonly ShellWord[], scan: Scan) {
   for (const file of parsed.values("output")) scan.path(file, "write");
   if (parsed.has("ext-diff") && sub === "diff")
     scan.findings.add("WRITE", "git diff --ext-diff runs the configured external diff");
-  if (parsed.has("no-index") || parsed.afterDoubleDash.length > 0) {
-    for (const path of parsed.has("no-index") ? parsed.operands : parsed.afterDoubleDash)
-      scan.path(path, "read");
-  }
+  // Operands arrive as files where they name one (`a/b`, `.env`, the path of `HEAD:.env`); revisions are
+  // checked too, harmlessly: a revision name is not a credential path.
+  for (const operand of parsed.operands) if (operand.literal) scan.path(operand, "read");
   scan.findings.add("READ");
 }
 
@@ -530,11 +553,19 @@ const git: Analyzer = (call, scan) => {
     case "config":
       return config(rest, scan);
     case "grep":
-      return grep(rest, scan);
+      return grep(
+        rest.map((w) => underDirectory(w, globals.cwd)),
+        scan,
+        globals.cwd,
+      );
     case "diff":
     case "log":
     case "show":
-      return diff(sub, rest, scan);
+      return diff(
+        sub,
+        rest.map((w) => pathOperand(w, globals.cwd) ?? w),
+        scan,
+      );
     case "difftool":
     case "mergetool":
       if (
@@ -636,11 +667,10 @@ const git: Analyzer = (call, scan) => {
   if (!GIT_KNOWN.has(sub))
     return f.add("EXIT", `unknown git subcommand \`${sub}\` (may be an alias or a git-${sub} program)`);
   if (GIT_READ_ONLY.has(sub)) {
-    checkOperands(
-      rest.filter((a) => a.text.includes("/") || a.text.startsWith(".") || a.text.startsWith("~")),
-      scan,
-      "read",
-    );
+    for (const operand of rest) {
+      const file = pathOperand(operand, globals.cwd);
+      if (file) scan.path(file, "read");
+    }
     return f.add("READ");
   }
   f.add("WRITE", `\`git ${sub}\` changes the repository`);

@@ -5,6 +5,7 @@ import { parseArgs } from "../shell-options.ts";
 import type { Analyzer, ProgramCall, Scan } from "../shell-scan.ts";
 import { type ShellWord, syntheticWord } from "../shell-words.ts";
 import { checkOperands, onlyAsksVersion } from "./common.ts";
+import { SHIPPING_NAME } from "./publishers.ts";
 import { serverFinding } from "./servers.ts";
 
 function codeOnCommandLine(call: ProgramCall, scan: Scan, flag: string) {
@@ -232,13 +233,19 @@ const node: Analyzer = (call, scan) => {
     scan.path(file, "write");
   for (const module of parsed.values(...NODE_MODULE_OPTIONS)) nodeModuleSpecifier(call, scan, module);
   const target = parsed.get("run")?.value;
-  if (target)
+  if (target) {
+    if (!target.literal || SHIPPING_NAME.test(target.text))
+      scan.findings.add(
+        "EXIT",
+        `\`${call.name} --run ${target.source}\` runs a script that may deploy or publish`,
+      );
     return scan.localCode(
       "package-script",
       `${call.name} --run`,
       [syntheticWord("package.json")],
       [target.text],
     );
+  }
   if (parsed.has("test")) {
     scan.localCode(
       "test-runner",
@@ -402,7 +409,52 @@ function scriptInterpreter(spec: ScriptInterpreter): Analyzer {
   };
 }
 
-const perl = scriptInterpreter({ kind: "perl", code: "eE", shortWithValue: "IMmCdDxl0", interactive: "d" });
+/**
+ * perl's clusters: `-e`/`-E` take code; `-I`, `-M`, `-m` take a value (rest of the word or the next one);
+ * `-l`, `-0`, `-C` take only digits attached; `-i`, `-x`, `-d`, `-D` anything attached (`-ie` is in-place
+ * with suffix "e", so the next word is a script, not code).
+ */
+const perl: Analyzer = (call, scan) => {
+  if (onlyAsksVersion(call.args)) return scan.findings.add("READ");
+  const args = call.args;
+  for (let i = 0; i < args.length; i++) {
+    const arg = args[i];
+    if (!arg) break;
+    const text = arg.text;
+    if (!arg.literal && text.startsWith("-")) return scan.findings.opaque("perl option computed at run time");
+    if (text === "--" || !text.startsWith("-") || text === "-") {
+      const script = text === "--" ? args[i + 1] : arg;
+      if (!script || script.text === "-") return codeFromStdin(call, scan);
+      return runsScript(call, scan, "perl", script, args.slice(args.indexOf(script) + 1));
+    }
+    cluster: for (let k = 1; k < text.length; k++) {
+      const letter = text.charAt(k);
+      switch (letter) {
+        case "e":
+        case "E":
+          return codeOnCommandLine(call, scan, `-${letter}`);
+        case "I":
+        case "M":
+        case "m":
+          if (k + 1 === text.length) i++;
+          break cluster;
+        case "l":
+        case "0":
+        case "C":
+          while (k + 1 < text.length && /[0-9]/.test(text.charAt(k + 1))) k++;
+          break;
+        case "d":
+          if (call.stdinIsData) return codeFromStdin(call, scan);
+          break cluster;
+        case "i":
+        case "x":
+        case "D":
+          break cluster;
+      }
+    }
+  }
+  codeFromStdin(call, scan);
+};
 const ruby: Analyzer = (call, scan) => {
   if (call.args.some((a, i) => a.text === "-run" || (a.text === "un" && call.args[i - 1]?.text === "-r")))
     return serverFinding(scan, "ruby -run (un.rb: httpd and file commands)");
@@ -516,7 +568,7 @@ export function awkProgramEffects(program: string): AwkEffects {
       while (j < n && /[A-Za-z0-9_]/.test(program.charAt(j))) j++;
       const word = program.slice(i, j);
       if (word === "system") effects.runs ??= "system()";
-      else if (word === "@load" || word === "@include" || word === "@namespace") effects.runs ??= word;
+      else if (word.startsWith("@")) effects.runs ??= `${word} (a directive or an indirect call)`;
       else if (word === "ENVIRON") effects.environ = true;
       else if (word === "PROCINFO") effects.environ = true;
       else if (word === "print" || word === "printf") inPrint = true;

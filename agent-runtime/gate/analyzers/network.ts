@@ -21,6 +21,13 @@ function atFile(value: ShellWord): ShellWord | undefined {
   return { ...value, text: forms[0] ?? "", forms };
 }
 
+/** `-F name=<file`: the file's content becomes the field's value. */
+function formFile(value: ShellWord): ShellWord | undefined {
+  if (!value.text.includes("=<")) return undefined;
+  const forms = value.forms.map((f) => f.slice(f.indexOf("=<") + 2).split(";")[0] ?? "");
+  return { ...value, text: forms[0] ?? "", forms };
+}
+
 // ---- curl ----
 
 const CURL_SHORT_WITH_VALUE = "bcCdDeEFhHKmoPQrtTuUwxXyYzA";
@@ -276,9 +283,13 @@ const curl: Analyzer = (call, scan) => {
     "variable",
     ...CURL_SENDS,
   )) {
-    const file = atFile(value);
+    const file = atFile(value) ?? formFile(value);
     if (file) scan.path(file, "read");
   }
+  for (const value of parsed.values("H", "header", "proxy-header", "url-query", "b", "cookie")) {
+    if (atFile(value)) f.add("EXIT", `curl sends the content of a file (${value.source})`);
+  }
+  for (const file of parsed.values("T", "upload-file")) scan.path(file, "read");
   for (const file of parsed.values(...CURL_READS)) scan.path(file, "read");
   for (const file of parsed.values(...CURL_WRITES)) scan.path(file, "write");
   const cookieFile = parsed
@@ -894,6 +905,28 @@ export const NETWORK_ANALYZERS: Readonly<Record<string, Analyzer>> = {
   mosquitto_pub: remoteTool("publishes to an MQTT broker"),
   mosquitto_sub: remoteTool("subscribes to an MQTT broker"),
   "amqp-publish": remoteTool("publishes to a message broker"),
+  ldapsearch: remoteTool("queries a directory server"),
+  ldapmodify: remoteTool("changes a directory server"),
+  smbclient: remoteTool("transfers files over SMB"),
+  nsupdate: remoteTool("updates DNS records"),
+  hurl: remoteTool("sends the HTTP requests a file describes"),
+  newman: remoteTool("sends the HTTP requests of a Postman collection"),
+  k6: remoteTool("sends load-test traffic"),
+  ab: remoteTool("sends benchmark traffic"),
+  siege: remoteTool("sends benchmark traffic"),
+  wrk: remoteTool("sends benchmark traffic"),
+  hey: remoteTool("sends benchmark traffic"),
+  vegeta: remoteTool("sends benchmark traffic"),
+  curlie: httpie,
+  "xdg-open": lookup,
+  open: lookup,
+  "sensible-browser": lookup,
+  "www-browser": lookup,
+  logger: (call, scan) => {
+    if (call.args.some((a) => /^(-n|--server|-P|--port|-T|--tcp|-d|--udp)/.test(a.text)))
+      return scan.findings.add("EXIT", "`logger` sends to a remote syslog server");
+    scan.findings.add("WRITE", "logger writes to the system log");
+  },
 };
 
 export { downloadName };

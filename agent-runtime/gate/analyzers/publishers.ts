@@ -528,6 +528,8 @@ function scriptManager(commands: Record<string, NpmKind>): Analyzer {
       return scan.command([syntheticWord("pnpm"), ...rest]);
     const kind = commands[command];
     if (!kind) {
+      const exit = Object.entries(commands).find(([name, k]) => k === "exit" && name.startsWith(command));
+      if (exit) return f.add("EXIT", `\`${call.name} ${command}\` may be an abbreviation of \`${exit[0]}\``);
       shippingTarget(call, scan, [commandWord]);
       return scan.localCode(
         "package-script",
@@ -1182,7 +1184,9 @@ export const PUBLISHER_ANALYZERS: Readonly<Record<string, Analyzer>> = {
       ? payloadRunner({ ...call, name: "bundle exec" }, scan, call.args.slice(1), [])
       : subcommandExits(["config"])(call, scan),
   mvn: subcommandExits(["deploy", "release:perform", "release:prepare", "deploy:deploy-file"]),
+  mvnw: subcommandExits(["deploy", "release:perform", "release:prepare", "deploy:deploy-file"]),
   gradle: subcommandExits(["publish", "publishToMavenLocal", "publishPlugins"]),
+  gradlew: subcommandExits(["publish", "publishToMavenLocal", "publishPlugins"]),
   dotnet: subcommandExits(["nuget"]),
   nuget: subcommandExits(["push", "delete"]),
   pod: subcommandExits(["trunk"]),

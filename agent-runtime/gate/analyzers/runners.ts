@@ -226,6 +226,72 @@ const processManager: Analyzer = (call, scan) => {
   scan.findings.add("WRITE", `runs \`${call.name}\``);
 };
 
+/** cmake: `-P script` runs a CMake script, `-E env … cmd` runs a command, otherwise CMakeLists.txt is local code. */
+const cmake: Analyzer = (call, scan) => {
+  if (onlyAsksVersion(call.args)) return scan.findings.add("READ");
+  const [first, ...rest] = call.args;
+  if (first?.text === "-E") {
+    const tool = rest[0]?.text;
+    if (tool === "env") {
+      const args = rest.slice(1);
+      let i = 0;
+      for (; i < args.length; i++) {
+        const word = args[i] as ShellWord;
+        if (word.text === "--") {
+          i++;
+          break;
+        }
+        if (word.text.startsWith("--unset=") || word.text === "--modify" || word.text.startsWith("--modify"))
+          continue;
+        const eq = word.text.indexOf("=");
+        if (eq > 0 && /^[A-Za-z_]\w*$/.test(word.text.slice(0, eq))) {
+          scan.assignment(word.text.slice(0, eq), syntheticWord(word.text.slice(eq + 1), word.literal));
+          continue;
+        }
+        break;
+      }
+      return args.length > i
+        ? scan.command(args.slice(i))
+        : scan.findings.add("SECRET", "`cmake -E env` prints the environment");
+    }
+    if (tool === "environment")
+      return scan.findings.add("SECRET", "`cmake -E environment` prints the environment");
+    if (tool === "tar" && rest.slice(1).some((a) => /^-?x/.test(a.text)))
+      return scan.treeWrite(undefined, "cmake -E tar x");
+    scan.findings.add("WRITE", `\`cmake -E ${tool ?? ""}\``);
+    for (const arg of rest.slice(1)) scan.path(arg, "operand");
+    return;
+  }
+  const script = call.args.findIndex((a) => a.text === "-P");
+  if (script !== -1 && call.args[script + 1])
+    return scan.localCode("interpreter", "cmake -P", [call.args[script + 1] as ShellWord]);
+  const source =
+    call.args.find((a, i) => (a.text === "-S" ? false : call.args[i - 1]?.text === "-S")) ??
+    syntheticWord("CMakeLists.txt");
+  scan.localCode("task-runner", call.name, [
+    source.text.endsWith("CMakeLists.txt")
+      ? source
+      : syntheticWord(`${source.text.replace(/\/+$/, "")}/CMakeLists.txt`, source.literal),
+  ]);
+};
+
+/** Git hook managers: installing writes hooks or core.hooksPath (run by later git commands). */
+const hookManager: Analyzer = (call, scan) => {
+  const sub = call.args.find((a) => !a.text.startsWith("-"))?.text;
+  if (sub === undefined || ["install", "add", "init", "set", "autoupdate", "uninstall"].includes(sub))
+    return scan.findings.add(
+      "EXIT",
+      `\`${call.name}${sub ? ` ${sub}` : ""}\` installs git hooks (run by later git commands)`,
+    );
+  scan.localCode("task-runner", `${call.name} ${sub}`, [], [sub]);
+};
+
+/** ldd may run the program it inspects (it does for some loaders): local code. */
+const ldd: Analyzer = (call, scan) => {
+  const files = parseArgs(call.args).operands;
+  for (const file of files) scan.localCode("executable", "ldd", [file]);
+};
+
 export const RUNNER_ANALYZERS: Readonly<Record<string, Analyzer>> = {
   make,
   gmake: make,
@@ -268,4 +334,10 @@ export const RUNNER_ANALYZERS: Readonly<Record<string, Analyzer>> = {
   nodemon: processManager,
   pm2: processManager,
   forever: processManager,
+  cmake,
+  husky: hookManager,
+  "pre-commit": hookManager,
+  lefthook: hookManager,
+  "simple-git-hooks": hookManager,
+  ldd,
 };

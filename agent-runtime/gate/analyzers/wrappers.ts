@@ -482,6 +482,112 @@ const hyperfine: Analyzer = (call, scan) => {
 };
 
 const nohup = wrapper({});
+/**
+ * Tool-version managers and environment runners whose payload follows a subcommand (`mise exec -- cmd`,
+ * `asdf exec cmd`, `rbenv exec cmd`): `subcommands` maps each runner subcommand to how its payload starts.
+ */
+function subcommandWrapper(
+  subcommands: Record<string, "payload" | "after-dashes" | "script-option">,
+  withValue = "",
+): Analyzer {
+  return (call, scan) => {
+    if (onlyAsksVersion(call.args)) return scan.findings.add("READ");
+    const [sub, ...rest] = call.args;
+    const mode = sub ? subcommands[sub.text] : undefined;
+    if (!sub || !mode) {
+      scan.findings.add("WRITE", `runs \`${call.name}${sub ? ` ${sub.text}` : ""}\``);
+      return;
+    }
+    const parsed = parseArgs(rest, {
+      shortWithValue: withValue,
+      longWithValue: ["command", "run", "using", "node", "shell"],
+      stopAtOperand: mode === "payload",
+    });
+    const inline = parsed.get("c", "command", "run")?.value;
+    if (inline) return scan.script(inline, `${call.name} ${sub.text}`);
+    const payload = mode === "after-dashes" ? parsed.afterDoubleDash : parsed.operands;
+    if (payload.length === 0) return scan.findings.opaque(`\`${call.name} ${sub.text}\` starts a shell`);
+    scan.command(payload, { stdinIsData: call.stdinIsData });
+  };
+}
+
+/** dotenv-cli, env-cmd: load an env file (usually `.env`) into the payload's environment. */
+function envFileRunner(defaultFile: string, fileOptions: string): Analyzer {
+  return (call, scan) => {
+    const parsed = parseArgs(call.args, {
+      shortWithValue: fileOptions,
+      longWithValue: ["file", "environments", "rc-file"],
+      stopAtOperand: true,
+    });
+    const files = parsed.values(...fileOptions.split(""), "file", "rc-file");
+    for (const file of files.length ? files : [syntheticWord(defaultFile)]) scan.path(file, "read");
+    scan.findings.add("SECRET", `\`${call.name}\` loads an environment file into the command`);
+    const payload = parsed.operands[0]?.text === "--" ? parsed.operands.slice(1) : parsed.operands;
+    if (payload.length) scan.command(payload);
+  };
+}
+
+/** direnv: `exec dir cmd` runs dir's .envrc (shell code) first. */
+const direnv: Analyzer = (call, scan) => {
+  const [sub, dir, ...payload] = call.args;
+  if (sub?.text !== "exec") {
+    if (sub?.text === "allow" || sub?.text === "permit" || sub?.text === "grant")
+      return scan.findings.add("EXIT", "`direnv allow` lets an .envrc run in later shells");
+    return scan.findings.add("READ");
+  }
+  const base = dir?.literal ? dir.text.replace(/\/+$/, "") : undefined;
+  if (base === undefined) return scan.findings.opaque("`direnv exec` of a directory computed at run time");
+  scan.localCode("shell-script", "direnv exec", [syntheticWord(`${base}/.envrc`)]);
+  if (payload.length) scan.command(payload, { cwd: dir });
+};
+
+/** watchexec, chokidar, onchange: run a command (through a shell) when files change. */
+const watcher: Analyzer = (call, scan) => {
+  const parsed = parseArgs(call.args, {
+    shortWithValue: "cewdiprs",
+    longWithValue: [
+      "command",
+      "exts",
+      "watch",
+      "ignore",
+      "debounce",
+      "shell",
+      "signal",
+      "on-busy-update",
+      "filter",
+      "delay",
+    ],
+    abbreviations: true,
+  });
+  const shellName = parsed.get("shell")?.value;
+  if (shellName && !["bash", "sh", "none", "zsh"].includes(shellName.text))
+    return scan.findings.opaque(
+      `\`${call.name} --shell\` runs commands through a program the gate does not know`,
+    );
+  const command = parsed.values("c", "command");
+  if (command.length) {
+    for (const script of command) scan.script(script, call.name);
+    return;
+  }
+  const payload = parsed.afterDoubleDash.length
+    ? parsed.afterDoubleDash
+    : call.name === "watchexec"
+      ? parsed.operands
+      : [];
+  if (payload.length === 0) return scan.findings.add("READ");
+  if (call.name === "watchexec" && parsed.afterDoubleDash.length === 0)
+    return scan.script(joinedScript(payload), "watchexec");
+  scan.command(payload);
+};
+
+/** `sg group -c cmd` / `sg group cmd`: the command is run by /bin/sh -c. */
+const sg: Analyzer = (call, scan) => {
+  const rest = call.args.slice(1);
+  if (rest[0]?.text === "-c") return scan.script(rest[1], "sg -c");
+  if (rest.length === 0) return scan.findings.opaque("`sg` starts a shell");
+  scan.script(joinedScript(rest), "sg");
+};
+
 const WRAPPERS: Record<string, Analyzer> = {
   sudo,
   doas: wrapper({ shortWithValue: "uC", assignments: false, shellOptions: ["s"] }),
@@ -651,6 +757,55 @@ const WRAPPERS: Record<string, Analyzer> = {
   bwrap: opaqueProgram("runs a command in a sandbox the gate does not model"),
   capsh: opaqueProgram("runs a shell with changed capabilities"),
   "nohup-later": opaqueProgram("schedules commands the gate will not see"),
+  envdir: opaqueProgram("sets environment variables from files the gate does not read"),
+  chpst: opaqueProgram("runs a command with settings (an env directory) the gate does not read"),
+  proot: opaqueProgram("runs a command in a rootless container the gate does not model"),
+  sudoedit: opaqueProgram("edits files as another user"),
+  newgrp: opaqueProgram("starts a shell"),
+  run0: opaqueProgram("runs a command through the service manager"),
+  machinectl: opaqueProgram("runs commands in another machine"),
+  "start-stop-daemon": opaqueProgram("starts a daemon"),
+  sg,
+  mise: subcommandWrapper({ exec: "after-dashes", x: "after-dashes" }, "c"),
+  rtx: subcommandWrapper({ exec: "after-dashes", x: "after-dashes" }, "c"),
+  asdf: subcommandWrapper({ exec: "payload" }),
+  rbenv: subcommandWrapper({ exec: "payload" }),
+  pyenv: subcommandWrapper({ exec: "payload" }),
+  nodenv: subcommandWrapper({ exec: "payload" }),
+  goenv: subcommandWrapper({ exec: "payload" }),
+  volta: subcommandWrapper({ run: "payload" }),
+  fnm: subcommandWrapper({ exec: "after-dashes" }),
+  nvm: subcommandWrapper({ exec: "payload", run: "payload" }),
+  corepack: (call, scan) => (call.args.length ? scan.command(call.args) : scan.findings.add("READ")),
+  scl: subcommandWrapper({ enable: "payload" }),
+  nix: subcommandWrapper({ shell: "after-dashes", develop: "after-dashes", run: "after-dashes" }, "c"),
+  "nix-shell": (call, scan) => {
+    const parsed = parseArgs(call.args, {
+      longWithValue: ["run", "command", "packages", "arg", "argstr", "attr", "expr"],
+      shortWithValue: "pAIE",
+    });
+    const script = parsed.get("run", "command")?.value;
+    if (script) return scan.script(script, "nix-shell --run");
+    scan.findings.opaque("`nix-shell` starts a shell or evaluates a Nix expression");
+  },
+  flatpak: opaqueProgram("runs sandboxed applications the gate does not model"),
+  dotenv: envFileRunner(".env", "e"),
+  "dotenv-cli": envFileRunner(".env", "e"),
+  "env-cmd": envFileRunner(".env", "fr"),
+  direnv,
+  watchexec: watcher,
+  chokidar: watcher,
+  onchange: watcher,
+  gtimeout: wrapper({ shortWithValue: "sk", longWithValue: ["signal", "kill-after"], leading: 1 }),
+  faketime: wrapper({ shortWithValue: "", leading: 1 }),
+  setarch: wrapper({ leading: 1 }),
+  linux32: nohup,
+  linux64: nohup,
+  rlwrap: wrapper({ shortWithValue: "aAbcCefhHiIlmnNoOpPrRsStvwz" }),
+  trickle: wrapper({ shortWithValue: "udwtlsnL" }),
+  cpulimit: wrapper({ shortWithValue: "lpe", longWithValue: ["limit", "pid", "exe"] }),
+  daemonize: wrapper({ shortWithValue: "aceEopuvl" }),
+  fakechroot: nohup,
 };
 
 export const WRAPPER_ANALYZERS: Readonly<Record<string, Analyzer>> = WRAPPERS;
