@@ -34,11 +34,13 @@ export function hasGlob(word: string): boolean {
   return false;
 }
 
-/** Linear in the pattern's length. */
+/** Linear in the pattern's length (a class is scanned once; an unclosed `[` ends all class scanning). */
 export function compileGlob(pattern: string): CompiledGlob {
   const tokens: Token[] = [];
   let fixed = 0;
   let i = 0;
+  // Once a `[` finds no closing `]`, no later one can: at most one failed scan, so compiling stays linear.
+  let classesPossible = true;
   while (i < pattern.length) {
     const c = pattern.charAt(i);
     if (c === "*") {
@@ -52,13 +54,14 @@ export function compileGlob(pattern: string): CompiledGlob {
       i++;
       continue;
     }
-    if (c === "[") {
+    if (c === "[" && classesPossible) {
       const parsed = parseClass(pattern, i);
       if (parsed) {
         tokens.push(parsed.token);
         i = parsed.next;
         continue;
       }
+      classesPossible = false;
     }
     tokens.push({ kind: "char", char: c });
     i++;

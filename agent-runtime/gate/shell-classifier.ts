@@ -467,7 +467,7 @@ class ShellClassifier {
         this.computedPath(word, access);
         continue;
       }
-      const pattern = expandTilde(form, this.ctx.home).replaceAll(DYNAMIC, "*");
+      const pattern = collapseStars(expandTilde(form, this.ctx.home).replaceAll(DYNAMIC, "*"));
       const candidates = pattern.startsWith("*")
         ? [pattern]
         : path.isAbsolute(pattern)
@@ -536,12 +536,21 @@ class ShellClassifier {
    */
   private instantiate(pattern: string): string {
     const withHome = pattern.startsWith("*") ? this.ctx.home + pattern.slice(1) : pattern;
-    return path.normalize(
-      withHome
-        .replace(/\[[^\]]*\]/g, "x")
-        .replaceAll("?", "x")
-        .replaceAll("*", ""),
-    );
+    // A loop, not a regular expression: `[` runs without a `]` would make /\[[^\]]*\]/ quadratic.
+    let out = "";
+    let closing = true; // once no `]` follows, none follows any later `[` either: one failed search at most
+    for (let i = 0; i < withHome.length; i++) {
+      const c = withHome.charAt(i);
+      if (c === "*") continue;
+      if (c === "?") out += "x";
+      else if (c === "[") {
+        const close = closing ? withHome.indexOf("]", i + 2) : -1;
+        out += "x";
+        if (close === -1) closing = false;
+        else i = close;
+      } else out += c;
+    }
+    return path.normalize(out);
   }
 
   /** Example paths of the gate's own files (policy, install dir, Pi's agent dir, the project's .pi). */
@@ -571,9 +580,8 @@ class ShellClassifier {
         this.findings.add("SECRET", `\`${program}\` reads recursively a directory computed at run time`);
         continue;
       }
-      const pattern = expandTilde(expandUserHome(this.dirStackTilde(form, frame)), this.ctx.home).replaceAll(
-        DYNAMIC,
-        "*",
+      const pattern = collapseStars(
+        expandTilde(expandUserHome(this.dirStackTilde(form, frame)), this.ctx.home).replaceAll(DYNAMIC, "*"),
       );
       const candidates = pattern.startsWith("*")
         ? [pattern]
@@ -836,4 +844,9 @@ function expandUserHome(form: string): string {
   if (!match?.[1]) return form;
   const home = userHomes().get(match[1]);
   return home === undefined ? form : home + form.slice(match[0].length);
+}
+
+/** Runs of `*` match what one `*` matches; collapsing them keeps later steps short. */
+function collapseStars(pattern: string): string {
+  return pattern.includes("**") ? pattern.replace(/\*+/g, "*") : pattern;
 }

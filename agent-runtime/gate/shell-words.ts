@@ -218,20 +218,18 @@ export function expansionVariable(node: Node): string | undefined {
 
 /** A bare word: backslash escapes quote the next character; a backslash-newline disappears. */
 function appendBare(text: string, out: Builder): void {
-  let run = "";
-  for (let i = 0; i < text.length; i++) {
-    const c = text.charAt(i);
-    if (c === "\\" && i + 1 < text.length) {
-      if (run) out.push(run, "u");
-      run = "";
-      const next = text.charAt(i + 1);
-      if (next !== "\n") out.push(next, "q");
-      i++;
-      continue;
+  let from = 0;
+  for (;;) {
+    const slash = text.indexOf("\\", from);
+    if (slash === -1 || slash + 1 >= text.length) {
+      if (from < text.length) out.push(text.slice(from), "u");
+      return;
     }
-    run += c;
+    if (slash > from) out.push(text.slice(from, slash), "u");
+    const next = text.charAt(slash + 1);
+    if (next !== "\n") out.push(next, "q");
+    from = slash + 2;
   }
-  if (run) out.push(run, "u");
 }
 
 function unescapeDoubleQuoted(text: string): string {
