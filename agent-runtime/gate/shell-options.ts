@@ -7,6 +7,8 @@ import { type ShellWord, syntheticWord } from "./shell-words.ts";
 export interface OptionSpec {
   /** Short option letters that take a value (`-o FILE`, `-oFILE`). */
   shortWithValue?: string;
+  /** Short option letters whose value is optional and only attached (`xargs -i` or `-iR`, `perl -l0`). */
+  shortWithAttachedValue?: string;
   /** Long options (without `--`) that take a value (`--output FILE`, `--output=FILE`). */
   longWithValue?: readonly string[];
   /** getopt_long accepts unambiguous prefixes of long option names (`--to-comm` for `--to-command`). */
@@ -69,6 +71,7 @@ export class ParsedArgs {
 export function parseArgs(args: readonly ShellWord[], spec: OptionSpec = {}): ParsedArgs {
   const parsed = new ParsedArgs(spec.abbreviations ?? false);
   const shortWithValue = spec.shortWithValue ?? "";
+  const shortWithAttached = spec.shortWithAttachedValue ?? "";
   const longWithValue = spec.longWithValue ?? [];
   const takesValue = (name: string) =>
     longWithValue.includes(name) ||
@@ -97,6 +100,11 @@ export function parseArgs(args: readonly ShellWord[], spec: OptionSpec = {}): Pa
     if (text.startsWith("-") && text.length > 1) {
       for (let k = 1; k < text.length; k++) {
         const letter = text.charAt(k);
+        if (shortWithAttached.includes(letter)) {
+          const value = k + 1 < text.length ? valueWord(word, k + 1) : undefined;
+          parsed.options.push({ name: letter, long: false, value, word, index: i });
+          break;
+        }
         if (shortWithValue.includes(letter)) {
           const value = k + 1 < text.length ? valueWord(word, k + 1) : args[++i];
           parsed.options.push({ name: letter, long: false, value, word, index: i });

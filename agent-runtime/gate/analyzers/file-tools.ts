@@ -1066,11 +1066,12 @@ const fd: Analyzer = (call, scan) => {
   const roots = parsed.operands.slice(1);
   for (const root of roots) scan.path(root, "stat");
   if (exec !== -1) {
+    const forms = (roots.length ? roots : [syntheticWord(".")]).map(
+      (r) => `${r.literal ? r.text.replace(/\/+$/, "") : DYNAMIC}/${DYNAMIC}`,
+    );
     const value: ShellWord = {
-      text: DYNAMIC,
-      forms: (roots.length ? roots : [syntheticWord(".")]).map(
-        (r) => `${r.literal ? r.text.replace(/\/+$/, "") : DYNAMIC}/${DYNAMIC}`,
-      ),
+      text: forms[0] ?? DYNAMIC,
+      forms,
       literal: false,
       source: "{} (files fd found)",
     };

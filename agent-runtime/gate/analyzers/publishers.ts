@@ -299,8 +299,10 @@ function npmRun(
     }
     case "config": {
       const action = command === "get" ? "get" : command === "set" ? "set" : sub.operands[0]?.text;
-      const keys = (command === "get" || command === "set" ? sub.operands : sub.operands.slice(1)).map(
-        (o) => o.text.split("=")[0] ?? "",
+      const operands = command === "get" || command === "set" ? sub.operands : sub.operands.slice(1);
+      const keys = configKeys(
+        operands.map((o) => o.text),
+        action === "set",
       );
       if (action === "get" || action === "list" || action === "ls" || action === undefined) {
         if (
@@ -326,6 +328,18 @@ function npmRun(
       f.add("WRITE", `\`npm ${command}\``);
       checkOperands(sub.operands, scan, "operand");
   }
+}
+
+/** The keys of `config set k v k2=v2 …` (pairs, or `key=value` words); every operand of get/delete. */
+function configKeys(operands: readonly string[], pairs: boolean): string[] {
+  const keys: string[] = [];
+  for (let i = 0; i < operands.length; i++) {
+    const text = operands[i] ?? "";
+    const eq = text.indexOf("=");
+    keys.push(eq === -1 ? text : text.slice(0, eq));
+    if (pairs && eq === -1) i++; // the next word is this key's value
+  }
+  return keys;
 }
 
 /** A package name or spec given to an installer: a URL, git or file spec fetches code from where it says. */

@@ -144,19 +144,11 @@ function quote(text: string): string {
 
 /** xargs: the payload gets arguments the gate cannot see (from stdin or `-a file`). */
 const xargs: Analyzer = (call, scan) => {
+  // GNU: -i[R], -e[EOF], -l[N] (and --replace[=R]…) take only attached values.
   const parsed = parseArgs(call.args, {
-    shortWithValue: "adEIiLlnPs",
-    longWithValue: [
-      "arg-file",
-      "delimiter",
-      "eof",
-      "replace",
-      "max-lines",
-      "max-args",
-      "max-procs",
-      "max-chars",
-      "process-slot-var",
-    ],
+    shortWithValue: "adEILnPs",
+    shortWithAttachedValue: "iel",
+    longWithValue: ["arg-file", "delimiter", "max-args", "max-procs", "max-chars", "process-slot-var"],
     abbreviations: true,
     stopAtOperand: true,
   });
@@ -215,14 +207,17 @@ const watch: Analyzer = (call, scan) => {
 
 /** `flock [opts] file cmd…` or `flock [opts] file -c cmd`. */
 const flock: Analyzer = (call, scan) => {
-  const parsed = parseArgs(call.args, {
+  // `flock [opts] file -c cmd` (options may follow the file) or `flock [opts] file cmd…`.
+  const spec = {
     shortWithValue: "wEc",
     longWithValue: ["timeout", "conflict-exit-code", "command"],
-    stopAtOperand: true,
-  });
-  const command = parsed.get("c", "command")?.value;
+    abbreviations: true,
+  };
+  const head = parseArgs(call.args, { ...spec, stopAtOperand: true });
+  const command =
+    head.get("c", "command")?.value ?? parseArgs(head.operands.slice(1), spec).get("c", "command")?.value;
   if (command) return scan.script(command, "flock -c");
-  const payload = parsed.operands.slice(1);
+  const payload = head.operands.slice(1);
   if (payload.length === 0) return scan.findings.add("READ");
   scan.command(payload);
 };
@@ -362,7 +357,7 @@ const alias: Analyzer = (call, scan) => {
 };
 
 const cd: Analyzer = (call, scan) => {
-  const target = call.args.find((a) => !/^-[LPe@]*$/.test(a.text));
+  const target = call.args.find((a) => !/^-[LPe@]+$/.test(a.text));
   if (target?.text === "-")
     return scan.findings.add("UNKNOWN", "`cd -` returns to a directory the gate did not track");
   scan.chdir(target);
@@ -399,7 +394,9 @@ const enable: Analyzer = (call, scan) => {
 
 /** `read x`, `mapfile a`, `getopts s x`: the named variables now hold data the gate cannot see. */
 const read: Analyzer = (call, scan) => {
-  const parsed = parseArgs(call.args, { shortWithValue: "adinNptuCcsO" });
+  const mapfile = call.name !== "read";
+  const parsed = parseArgs(call.args, { shortWithValue: mapfile ? "dnOsuCc" : "adinNptu" });
+  if (mapfile && parsed.has("C")) return scan.findings.opaque(`\`${call.name} -C\` runs a callback command`);
   for (const name of [...parsed.operands, ...parsed.values("a")]) scan.forget(name.text);
   scan.findings.add("READ");
 };
