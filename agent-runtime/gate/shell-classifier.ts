@@ -58,6 +58,8 @@ interface Frame {
   depth: number;
   wrapperDepth: number;
   ifsChanged: boolean;
+  /** The script text the current tree was parsed from (for word joins tree-sitter misses). */
+  script: string;
 }
 
 /** Walk state for the children of one node. */
@@ -111,6 +113,7 @@ class ShellClassifier {
       depth: 0,
       wrapperDepth: 0,
       ifsChanged: false,
+      script: command,
     };
     try {
       this.scanScript(command, frame);
@@ -126,6 +129,7 @@ class ShellClassifier {
     if (frame.depth > MAX_SCRIPT_DEPTH) return this.findings.opaque("shell nesting too deep to inspect");
     if (script.length > MAX_COMMAND_CHARS) return this.findings.opaque("command too long to inspect");
     this.budget.tick(1 + (script.length >> 10));
+    frame.script = script;
     const tree = parseWithDeadline(this.parser, script, this.budget.deadline);
     if (!tree) throw new InspectionLimit("command too complex to parse in time");
     try {
@@ -184,7 +188,13 @@ class ShellClassifier {
           case "for_statement":
             this.visitFor(cursor.currentNode, frame);
             break;
-          case "c_style_for_statement":
+          case "comment":
+            // After a line continuation bash keeps reading the word (`a\<newline>#b` is "a#b"); tree-sitter
+            // starts a comment there. The two disagree about the words: do not trust either.
+            if (!startsComment(frame.script, cursor.startIndex))
+              this.findings.opaque(
+                "a `#` inside a word: the parser reads a comment where bash reads the word",
+              );
             break;
         }
         if (levels.length > MAX_TREE_DEPTH && !this.reportedDepth) {
@@ -207,7 +217,7 @@ class ShellClassifier {
   }
 
   private decodeOptions(frame: Frame, braces = true) {
-    return { braces, ifsChanged: frame.ifsChanged };
+    return { braces, ifsChanged: frame.ifsChanged, source: frame.script };
   }
 
   private visitCommand(node: import("web-tree-sitter").Node, frame: Frame, stdinIsData: boolean): void {
@@ -849,4 +859,12 @@ function expandUserHome(form: string): string {
 /** Runs of `*` match what one `*` matches; collapsing them keeps later steps short. */
 function collapseStars(pattern: string): string {
   return pattern.includes("**") ? pattern.replace(/\*+/g, "*") : pattern;
+}
+
+/** Would bash start a comment at `index` (a `#` at the start of a word)? */
+export function startsComment(script: string, index: number): boolean {
+  if (index === 0) return true;
+  const before = script.charAt(index - 1);
+  if (!/[ \t\n;&|()<>]/.test(before)) return false;
+  return !(/[ \t\n]/.test(before) && script.charAt(index - 2) === "\\");
 }

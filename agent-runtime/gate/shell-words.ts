@@ -29,6 +29,11 @@ export interface DecodeOptions {
   braces: boolean;
   /** IFS was reassigned: unquoted expansions split in ways the gate does not model. */
   ifsChanged: boolean;
+  /**
+   * The script the nodes come from. tree-sitter-bash treats a backslash-newline as a word break, but bash
+   * removes it first (`g\<newline>it` is `git`): with the source, nodes separated only by continuations join.
+   */
+  source?: string;
 }
 
 /** At most this many forms per word; more collapses the brace groups to DYNAMIC. */
@@ -94,9 +99,19 @@ export function decodeWords(nodes: Node[], vars: KnownVariables, options: Decode
     if (current) words.push(finish(current, source, options));
   };
   for (const node of nodes) {
-    const builder = new Builder();
+    let builder = new Builder();
     appendNode(node, vars, options, builder);
-    if (current && node.startIndex === end) {
+    const gap =
+      current && options.source !== undefined ? gapBetween(options.source, end, node.startIndex) : undefined;
+    if (current && gap && !gap.join && gap.kept) {
+      // Escaped blanks tree-sitter dropped at the start of this word.
+      const prefixed = new Builder();
+      prefixed.push(gap.kept, "q");
+      prefixed.append(builder);
+      builder = prefixed;
+    }
+    if (current && (node.startIndex === end || gap?.join)) {
+      if (gap?.kept) current.push(gap.kept, "q");
       current.append(builder);
       if (source.length < MAX_SOURCE) source += node.text.slice(0, MAX_SOURCE);
     } else {
@@ -108,6 +123,29 @@ export function decodeWords(nodes: Node[], vars: KnownVariables, options: Decode
   }
   flush();
   return words;
+}
+
+/**
+ * tree-sitter-bash drops some escapes that bash keeps or removes: a backslash-newline (a line continuation,
+ * removed by bash, so `g\<newline>it` is `git`) and a backslash before a blank after a quoted string or at a
+ * word's start (`'a'\ b` is the one word "a b", `\ a` is " a"). This reads the source between two nodes:
+ * `join` when no real blank separates them, `kept` the escaped blanks the next word starts with. Undefined
+ * when the gap holds something else.
+ */
+function gapBetween(source: string, from: number, to: number): { join: boolean; kept: string } | undefined {
+  if (to - from > 4096) return undefined;
+  const gap = source.slice(from, to).replace(/\\\n/g, "");
+  let i = gap.length;
+  let kept = "";
+  while (i >= 2 && gap.charAt(i - 2) === "\\" && (gap.charAt(i - 1) === " " || gap.charAt(i - 1) === "\t")) {
+    kept = gap.charAt(i - 1) + kept;
+    i -= 2;
+  }
+  for (let k = 0; k < i; k++) {
+    const c = gap.charAt(k);
+    if (c !== " " && c !== "\t") return undefined;
+  }
+  return { join: i === 0, kept };
 }
 
 function appendNode(node: Node, vars: KnownVariables, options: DecodeOptions, out: Builder): void {
@@ -125,12 +163,7 @@ function appendNode(node: Node, vars: KnownVariables, options: DecodeOptions, ou
       return;
     case "string":
     case "translated_string":
-      for (const child of node.namedChildren) {
-        if (!child) continue;
-        if (child.type === "string_content") out.push(unescapeDoubleQuoted(child.text), "q");
-        else appendExpansion(child, vars, options, out, true);
-      }
-      // `"` with no named children still counts as an (empty) quoted word.
+      appendDoubleQuoted(node, vars, options, out);
       return;
     case "command_name":
     case "concatenation":
@@ -154,6 +187,33 @@ function appendNode(node: Node, vars: KnownVariables, options: DecodeOptions, ou
       }
       out.dynamic(true);
   }
+}
+
+/**
+ * A double-quoted string: content, expansions, and the literal tokens tree-sitter keeps as anonymous children
+ * (a `$` not followed by a name: `"a$"` is `a$`). Source text between children that no child covers is content.
+ */
+function appendDoubleQuoted(node: Node, vars: KnownVariables, options: DecodeOptions, out: Builder): void {
+  const text = node.text;
+  const base = node.startIndex;
+  const open = node.type === "translated_string" ? 2 : 1;
+  if (!text.startsWith(open === 2 ? '$"' : '"') || !text.endsWith('"') || text.length < open + 1) {
+    // A shape tree-sitter produces around line continuations (`$\<newline>""`): not trusted.
+    out.dynamic(false);
+    return;
+  }
+  const close = node.endIndex - 1;
+  let position = base + open;
+  for (const child of node.children) {
+    if (!child || child.startIndex < base + open || child.endIndex > close) continue; // the quotes
+    if (child.startIndex > position)
+      out.push(unescapeDoubleQuoted(text.slice(position - base, child.startIndex - base)), "q");
+    if (child.type === "string_content") out.push(unescapeDoubleQuoted(child.text), "q");
+    else if (child.isNamed) appendExpansion(child, vars, options, out, true);
+    else out.push(child.text, "q");
+    position = child.endIndex;
+  }
+  if (close > position) out.push(unescapeDoubleQuoted(text.slice(position - base, close - base)), "q");
 }
 
 /** Leaf tokens tree-sitter may emit inside a word (`$`, `=`, `:`) that stand for themselves. */
@@ -216,8 +276,12 @@ export function expansionVariable(node: Node): string | undefined {
   return match?.[1];
 }
 
-/** A bare word: backslash escapes quote the next character; a backslash-newline disappears. */
+/**
+ * A bare word: backslash escapes quote the next character; a backslash-newline disappears. Unescaped blanks
+ * inside one token mean tree-sitter joined what bash splits (it reads `} }` as one word): not literal.
+ */
 function appendBare(text: string, out: Builder): void {
+  if (/(^|[^\\])[ \t\n]/.test(text)) out.uncertain = true;
   let from = 0;
   for (;;) {
     const slash = text.indexOf("\\", from);
@@ -257,8 +321,12 @@ function decodeAnsiC(body: string): string {
         E: "\x1b",
         f: "\f",
         v: "\v",
+        "\\": "\\",
+        "'": "'",
+        '"': '"',
+        "?": "?",
       };
-      return simple[c] ?? esc;
+      return simple[c] ?? `\\${esc}`; // bash keeps the backslash of an escape it does not know
     },
   );
 }
