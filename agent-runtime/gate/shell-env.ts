@@ -2,7 +2,7 @@
 // code, read another configuration or send traffic elsewhere. Used alike by `VAR=x cmd`, `env VAR=x cmd`,
 // `sudo VAR=x cmd`, `export VAR=x; cmd`, `declare -x VAR=x`, `VAR=x; cmd` (an assignment to a variable that
 // is already exported changes the environment too, so every assignment counts).
-import { DYNAMIC, type ShellWord } from "./shell-words.ts";
+import type { ShellWord } from "./shell-words.ts";
 
 export type AssignmentEffect =
   /** Makes programs run a command or load code the gate does not see: opaque. */
@@ -243,13 +243,29 @@ export function assignmentEffect(name: string, value: ShellWord | undefined): As
   return undefined;
 }
 
-/** Appending to PATH keeps every existing command; putting directories first can shadow `git` or `ls`. */
+/** Directories the image's programs live in (root-owned): putting only these first shadows nothing. */
+const SYSTEM_PATH_DIRS = new Set([
+  "/usr/local/sbin",
+  "/usr/local/bin",
+  "/usr/sbin",
+  "/usr/bin",
+  "/sbin",
+  "/bin",
+]);
+
+/**
+ * PATH: directories before the old `$PATH` (or all of them, when it is replaced) decide what `git` or `ls`
+ * run. Only system directories may come first; anything appended after `$PATH` is harmless.
+ */
 function pathEffect(value: ShellWord | undefined): AssignmentEffect {
-  const source = value?.source ?? "";
-  const appends = /^["']?\$(\{PATH\}|PATH)(?![A-Za-z0-9_])/.test(source) && !source.includes(DYNAMIC);
-  if (appends) return undefined;
-  return {
-    kind: "runs-code",
-    reason: "puts directories at the front of PATH, so command names may run other programs",
-  };
+  const source = (value?.source ?? "").replace(/^[A-Za-z_][A-Za-z0-9_]*=/, "").replace(/^["']|["']$/g, "");
+  for (const part of source.split(":")) {
+    if (part === "$PATH" || part === "${PATH}") return undefined;
+    if (!SYSTEM_PATH_DIRS.has(part.replace(/\/+$/, "")))
+      return {
+        kind: "runs-code",
+        reason: "puts directories at the front of PATH, so command names may run other programs",
+      };
+  }
+  return undefined;
 }

@@ -1,6 +1,6 @@
 // Build, task and test runners: they run recipes, scripts or tests from local files (class 7: local code, plain
 // until inspected); a target named like shipping (deploy, publish, release…) or computed at run time is an exit.
-import { parseArgs } from "../shell-options.ts";
+import { parseArgs, valueWord } from "../shell-options.ts";
 import type { Analyzer, ProgramCall, Scan } from "../shell-scan.ts";
 import { type ShellWord, syntheticWord } from "../shell-words.ts";
 import { exitOnComputedArguments, joinedScript, onlyAsksVersion } from "./common.ts";
@@ -244,8 +244,8 @@ const cmake: Analyzer = (call, scan) => {
         if (word.text.startsWith("--unset=") || word.text === "--modify" || word.text.startsWith("--modify"))
           continue;
         const eq = word.text.indexOf("=");
-        if (eq > 0 && /^[A-Za-z_]\w*$/.test(word.text.slice(0, eq))) {
-          scan.assignment(word.text.slice(0, eq), syntheticWord(word.text.slice(eq + 1), word.literal));
+        if (eq > 0) {
+          scan.assignment(word.text.slice(0, eq), valueWord(word, eq + 1));
           continue;
         }
         break;

@@ -1,10 +1,11 @@
 // Wrappers (programs whose payload is another command), shells, shell builtins and schedulers.
-import { parseArgs } from "../shell-options.ts";
+import { parseArgs, valueWord } from "../shell-options.ts";
 import type { Analyzer, ProgramCall, Scan } from "../shell-scan.ts";
 import { DYNAMIC, type ShellWord, syntheticWord } from "../shell-words.ts";
 import { joinedScript, onlyAsksVersion, opaqueProgram, textAt, unknownArgument } from "./common.ts";
 
-const ASSIGNMENT = /^[A-Za-z_][A-Za-z0-9_]*=/;
+/** env and sudo take any word with `=` before the command as an assignment (the name need not be valid shell). */
+const ASSIGNMENT = /^[^=]+=/;
 
 interface WrapperSpec {
   shortWithValue?: string;
@@ -47,7 +48,7 @@ function wrapper(spec: WrapperSpec): Analyzer {
       while (payload[0] && ASSIGNMENT.test(payload[0].text)) {
         const word = payload[0];
         const eq = word.text.indexOf("=");
-        scan.assignment(word.text.slice(0, eq), syntheticWord(word.text.slice(eq + 1), word.literal));
+        scan.assignment(word.text.slice(0, eq), valueWord(word, eq + 1));
         payload = payload.slice(1);
       }
     }
@@ -126,8 +127,7 @@ const env: Analyzer = (call, scan) => {
     }
     if (text.startsWith("-") && text.length > 1) continue;
     if (ASSIGNMENT.test(text)) {
-      const eq = text.indexOf("=");
-      scan.assignment(text.slice(0, eq), syntheticWord(text.slice(eq + 1), arg.literal));
+      scan.assignment(text.slice(0, text.indexOf("=")), valueWord(arg, text.indexOf("=") + 1));
       continue;
     }
     if (!arg.literal) return scan.findings.opaque("`env` runs a command computed at run time");
