@@ -260,6 +260,7 @@ const SYSTEM_PATH_DIRS = new Set([
 function pathEffect(value: ShellWord | undefined): AssignmentEffect {
   const source = (value?.source ?? "").replace(/^[A-Za-z_][A-Za-z0-9_]*=/, "").replace(/^["']|["']$/g, "");
   for (const part of source.split(":")) {
+    // biome-ignore lint/suspicious/noTemplateCurlyInString: the shell spelling ${PATH}, not a template
     if (part === "$PATH" || part === "${PATH}") return undefined;
     if (!SYSTEM_PATH_DIRS.has(part.replace(/\/+$/, "")))
       return {

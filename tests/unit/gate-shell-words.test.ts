@@ -185,6 +185,6 @@ test("decoding never throws and stays bounded on random bash-ish text", () => {
       }
       return true;
     }),
-    { numRuns: 2000 },
+    { numRuns: 2000, seed: 1010 },
   );
 });
