@@ -67,10 +67,17 @@ function isPlainGlobOperand(word: ShellWord): boolean {
   return word.forms.every((form) => !form.includes(DYNAMIC)) && word.forms.length === 1;
 }
 
+/** Subcommand words that ship something somewhere. */
+const SHIPPING_VERB = /^(deploy|publish|release|upload|push|ship|promote|rollout)(:|$)/i;
+
 /** Programs the table has no entry for: local work that may touch its operands. Explicit, never a fall-through. */
 export const unlistedProgram: Analyzer = (call, scan) => {
   scan.findings.add("WRITE", `runs \`${call.name}\``);
   checkOperands(call.args, scan, "operand");
+  // An unknown tool's subcommand named like shipping (`sometool deploy`) is taken at its word.
+  const sub = call.args.find((a) => !a.text.startsWith("-"));
+  if (sub?.literal && SHIPPING_VERB.test(sub.text))
+    scan.findings.add("EXIT", `\`${call.name} ${sub.text}\` may deploy, publish or upload`);
   const computedTarget = call.args.find(
     (arg) =>
       !arg.literal &&

@@ -175,6 +175,18 @@ const GIT_KNOWN = new Set([
   "sh-i18n",
   "web--browse",
 ]);
+/** Subcommands whose operands are working-tree files (written, removed or created). */
+const GIT_FILE_OPERANDS = new Set([
+  "add",
+  "rm",
+  "mv",
+  "restore",
+  "clean",
+  "worktree",
+  "checkout-index",
+  "update-index",
+]);
+
 /** Network subcommands: literal arguments fetch; computed ones can carry data in a URL or ref name. */
 const GIT_NETWORK = new Set([
   "clone",
@@ -674,7 +686,10 @@ const git: Analyzer = (call, scan) => {
     return f.add("READ");
   }
   f.add("WRITE", `\`git ${sub}\` changes the repository`);
-  for (const arg of rest) if (!arg.text.startsWith("-")) scan.path(arg, "write");
+  // Operands are files for these; for the rest (refs, remotes) only what follows `--` is.
+  const dash = rest.findIndex((a) => a.text === "--");
+  const files = GIT_FILE_OPERANDS.has(sub) ? rest : dash === -1 ? [] : rest.slice(dash + 1);
+  for (const arg of files) if (!arg.text.startsWith("-")) scan.path(arg, "write");
 };
 
 /** `GIT_*` assignments (GIT_DIR, GIT_SSH_COMMAND…) go through the shared environment rule (shell-env.ts). */

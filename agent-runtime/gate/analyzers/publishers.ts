@@ -388,6 +388,28 @@ function packageRunner(call: ProgramCall, scan: Scan, args: readonly ShellWord[]
   scan.command([{ ...syntheticWord(program), source: first.source }, ...payload.slice(1)]);
 }
 
+/** Scoped packages whose command is not the name after the scope. */
+const SCOPED_BINS: Record<string, string> = {
+  "@angular/cli": "ng",
+  "@vue/cli": "vue",
+  "@nestjs/cli": "nest",
+  "@sentry/cli": "sentry-cli",
+  "@changesets/cli": "changeset",
+  "@aws-amplify/cli": "amplify",
+  "@railway/cli": "railway",
+  "@expo/cli": "expo",
+  "@capacitor/cli": "cap",
+  "@ionic/cli": "ionic",
+  "@shopify/cli": "shopify",
+  "@salesforce/cli": "sf",
+  "@microsoft/rush": "rush",
+  "@nrwl/cli": "nx",
+  "@google/clasp": "clasp",
+  "@cloudflare/wrangler": "wrangler",
+  "@vercel/ncc": "ncc",
+  "@biomejs/biome": "biome",
+};
+
 /** The program a package spec runs: `@scope/name@1.2` → `name`; URL, git and path specs → undefined. */
 export function binName(spec: string): string | undefined {
   if (
@@ -395,9 +417,19 @@ export function binName(spec: string): string | undefined {
     spec.includes("://")
   )
     return undefined;
-  const withoutScope = spec.startsWith("@") ? spec.slice(spec.indexOf("/") + 1) : spec;
-  const name = withoutScope.split("@")[0]?.split("==")[0]?.split("[")[0] ?? "";
-  return /^[\w.-]+$/.test(name) ? name : undefined;
+  const scoped = spec.startsWith("@");
+  const bare = scoped
+    ? `@${spec.slice(1).split("@")[0] ?? ""}`
+    : (spec.split("@")[0]?.split("==")[0]?.split("[")[0] ?? "");
+  if (scoped) {
+    const known = SCOPED_BINS[bare];
+    if (known) return known;
+    const [scope = "", name = ""] = bare.slice(1).split("/");
+    // `@vendor/cli` usually installs the vendor's command; other scoped packages their own name.
+    const guess = name === "cli" ? scope : name;
+    return /^[\w.-]+$/.test(guess) ? guess : undefined;
+  }
+  return /^[\w.-]+$/.test(bare) ? bare : undefined;
 }
 
 const npx: Analyzer = (call, scan) => {
