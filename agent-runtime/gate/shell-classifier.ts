@@ -60,6 +60,11 @@ interface Frame {
   ifsChanged: boolean;
   /** The script text the current tree was parsed from (for word joins tree-sitter misses). */
   script: string;
+  /**
+   * Variables this script set to values the gate does not know, or to text with `$(`, a backquote or `[`:
+   * arithmetic evaluates a variable's value as an expression, and `a[$(cmd)]` there runs cmd.
+   */
+  tainted: Set<string>;
 }
 
 /** Walk state for the children of one node. */
@@ -70,6 +75,10 @@ interface Level {
   stdinToAll: boolean;
   /** The body (first named child) reads stdin from a redirection, heredoc or here-string. */
   stdinToBody: boolean;
+  /** Inside an arithmetic context (`$(( ))`, `(( ))`, `[[ a -eq b ]]`, a subscript, a C-style for header). */
+  arithmetic: boolean;
+  /** Runs when the walk leaves this node (after its children). */
+  onExit?: () => void;
 }
 
 export function classifyShell(
@@ -114,6 +123,7 @@ class ShellClassifier {
       wrapperDepth: 0,
       ifsChanged: false,
       script: command,
+      tainted: new Set(),
     };
     try {
       this.scanScript(command, frame);
@@ -149,7 +159,14 @@ class ShellClassifier {
         const type = cursor.nodeType;
         const level = levels.at(-1);
         const index = level && cursor.nodeIsNamed ? level.namedIndex++ : -1;
-        let childLevel: Level = { type, namedIndex: 0, stdinToAll: false, stdinToBody: false };
+        let childLevel: Level = {
+          type,
+          namedIndex: 0,
+          stdinToAll: false,
+          stdinToBody: false,
+          arithmetic: this.arithmeticChildren(type, level, cursor),
+        };
+        if (level?.arithmetic) this.arithmeticReference(type, cursor, frame);
         switch (type) {
           case "command": {
             const stdin =
@@ -170,11 +187,15 @@ class ShellClassifier {
             childLevel = { ...childLevel, stdinToBody: hasInputRedirect(cursor.currentNode) };
             break;
           case "declaration_command":
-            this.visitDeclaration(cursor.currentNode);
+            this.visitDeclaration(cursor.currentNode, frame);
             break;
-          case "variable_assignment":
-            this.visitAssignment(cursor.currentNode, frame, level?.type === "command");
+          case "variable_assignment": {
+            // Applied after its value is walked: the right-hand side reads the old values.
+            const node = cursor.currentNode;
+            const prefix = level?.type === "command";
+            childLevel.onExit = () => this.visitAssignment(node, frame, prefix);
             break;
+          }
           case "unset_command":
             for (const child of cursor.currentNode.namedChildren) if (child) frame.vars.delete(child.text);
             break;
@@ -205,14 +226,77 @@ class ShellClassifier {
           levels.push(childLevel);
           continue;
         }
+        childLevel.onExit?.();
         for (;;) {
           if (cursor.gotoNextSibling()) break;
           if (!cursor.gotoParent()) return;
-          levels.pop();
+          levels.pop()?.onExit?.();
         }
       }
     } finally {
       cursor.delete();
+    }
+  }
+
+  /** Whether a node's children are evaluated as arithmetic. */
+  private arithmeticChildren(
+    type: string,
+    level: Level | undefined,
+    cursor: import("web-tree-sitter").TreeCursor,
+  ): boolean {
+    switch (type) {
+      case "arithmetic_expansion":
+      case "subscript":
+      case "c_style_for_statement":
+        return true;
+      case "command_substitution":
+      case "process_substitution":
+      case "do_group":
+        return false;
+      case "compound_statement":
+        return cursor.currentNode.child(0)?.type === "((";
+      case "binary_expression": {
+        if (level?.arithmetic) return true;
+        if (
+          level?.type !== "test_command" &&
+          level?.type !== "binary_expression" &&
+          level?.type !== "parenthesized_expression"
+        )
+          return false;
+        const operator = cursor.currentNode.childForFieldName("operator")?.text ?? "";
+        return ARITHMETIC_TEST_OPERATORS.has(operator);
+      }
+      default:
+        return level?.arithmetic ?? false;
+    }
+  }
+
+  /** A variable read inside arithmetic: its value is evaluated as an expression (and `a[$(cmd)]` runs cmd). */
+  private arithmeticReference(
+    type: string,
+    cursor: import("web-tree-sitter").TreeCursor,
+    frame: Frame,
+  ): void {
+    let name: string | undefined;
+    if (type === "variable_name") name = cursor.nodeText;
+    else if (type === "word" && cursor.endIndex - cursor.startIndex <= 256) name = cursor.nodeText;
+    else if (type === "simple_expansion" || type === "expansion")
+      name = expansionVariable(cursor.currentNode);
+    if (name && frame.tainted.has(name))
+      this.findings.opaque(
+        `arithmetic evaluates $${name}, whose value this command set and may run commands`,
+      );
+  }
+
+  /** Arithmetic on words (`let`, `declare -i`): every name in them is a variable reference. */
+  private arithmeticWords(texts: readonly string[], frame: Frame): void {
+    for (const text of texts) {
+      for (const match of text.slice(0, 4096).matchAll(/[A-Za-z_][A-Za-z0-9_]*/g)) {
+        if (frame.tainted.has(match[0]))
+          this.findings.opaque(
+            `arithmetic evaluates $${match[0]}, whose value this command set and may run commands`,
+          );
+      }
     }
   }
 
@@ -236,23 +320,54 @@ class ShellClassifier {
     const valueNode = node.childForFieldName("value");
     if (!name) return;
     const value = valueNode ? decodeWord(valueNode, frame.vars, this.decodeOptions(frame, false)) : undefined;
-    const effect = assignmentEffect(name, value);
+    const appends = node.text.charAt(name.length) === "+";
+    this.assign(frame, name, valueNode?.type === "array" ? "array" : value, {
+      persists: !commandPrefix,
+      appends,
+      numeric: valueNode?.type === "arithmetic_expansion" || valueNode?.type === "number",
+    });
+  }
+
+  /**
+   * The one place an assignment takes effect: the environment rule (shell-env.ts) for every spelling, and, when
+   * it persists in this shell (not `VAR=x cmd`), what the variable now holds and whether IFS changed.
+   */
+  private assign(
+    frame: Frame,
+    name: string,
+    value: ShellWord | "array" | undefined,
+    options: { persists: boolean; appends?: boolean; numeric?: boolean },
+  ): void {
+    const effect = assignmentEffect(name, value === "array" ? undefined : value);
     if (effect?.kind === "runs-code") this.findings.opaque(effect.reason);
     else if (effect?.kind === "network") this.findings.add("EXIT", effect.reason);
-    else if (effect?.kind === "word-splitting" && !commandPrefix) frame.ifsChanged = true;
-    if (commandPrefix) return; // `VAR=x cmd`: only that command's environment
-    const appends = node.text.charAt(name.length) === "+";
-    if (!value || valueNode?.type === "array") {
-      if (valueNode?.type === "array") frame.vars.delete(name);
-      else if (!appends) frame.vars.set(name, [""]);
-      return;
-    }
-    const forms = value.forms.map((form) => tildeInAssignment(form, this.ctx.home));
-    if (forms.some((form) => form.includes(DYNAMIC))) {
+    else if (effect?.kind === "word-splitting" && options.persists) frame.ifsChanged = true;
+    if (!options.persists) return; // `VAR=x cmd`: only that command's environment
+    // A value the gate cannot read, or one holding `$(`, a backquote or `[`, can run commands under arithmetic;
+    // the result of an arithmetic expansion is a number.
+    const unreadable =
+      value === "array" ||
+      value === undefined ||
+      value.forms.some((f) => f.includes(DYNAMIC) || /[$`[]/.test(f));
+    if (unreadable && !options.numeric) frame.tainted.add(name);
+    else frame.tainted.delete(name);
+    if (value === "array") {
       frame.vars.delete(name);
       return;
     }
-    if (appends) {
+    if (!value) {
+      if (!options.appends) frame.vars.set(name, [""]);
+      return;
+    }
+    const forms = value.forms.map((form) => tildeInAssignment(form, this.ctx.home));
+    if (
+      forms.some((form) => form.includes(DYNAMIC)) ||
+      (!value.literal && forms.length === 1 && /[*?[]/.test(forms[0] ?? ""))
+    ) {
+      frame.vars.delete(name);
+      return;
+    }
+    if (options.appends) {
       const before = frame.vars.get(name);
       if (!before) return;
       const joined = before.flatMap((b) => forms.map((f) => b + f));
@@ -263,10 +378,17 @@ class ShellClassifier {
     frame.vars.set(name, forms);
   }
 
-  private visitDeclaration(node: import("web-tree-sitter").Node): void {
+  private visitDeclaration(node: import("web-tree-sitter").Node, frame: Frame): void {
     const keyword = node.child(0)?.text ?? "";
     const children = node.namedChildren.filter((c) => c !== null);
     const flags = children.filter((c) => c.type === "word" && c.text.startsWith("-")).map((c) => c.text);
+    if (flags.some((f) => /^-[a-zA-Z]*i/.test(f))) {
+      // `declare -i x=expr` evaluates expr as arithmetic.
+      const values = children
+        .filter((c) => c.type === "variable_assignment")
+        .map((c) => c.childForFieldName("value")?.text ?? "");
+      this.arithmeticWords(values, frame);
+    }
     const names = children.filter((c) => c.type === "variable_name" || c.type === "variable_assignment");
     const printsAll =
       names.length === 0 &&
@@ -307,6 +429,8 @@ class ShellClassifier {
     }
     const words = decodeWords(values, frame.vars, this.decodeOptions(frame));
     const forms = words.flatMap((w) => w.forms);
+    if (forms.some((f) => f.includes(DYNAMIC) || /[$`[]/.test(f))) frame.tainted.add(variable);
+    else frame.tainted.delete(variable);
     if (forms.length > MAX_FORMS || forms.some((f) => f.includes(DYNAMIC))) frame.vars.delete(variable);
     else frame.vars.set(variable, forms);
   }
@@ -352,6 +476,11 @@ class ShellClassifier {
       if (resolved && !SYSTEM_BIN_DIRS.some((dir) => path.dirname(resolved) === dir))
         scan.localCode("executable", invokedAs, [first]);
     }
+    if (name === "let")
+      this.arithmeticWords(
+        words.slice(1).map((w) => w.text),
+        frame,
+      );
     const call: ProgramCall = { name, invokedAs, args: words.slice(1), stdinIsData };
     analyzerFor(name)(call, scan);
   }
@@ -366,6 +495,16 @@ class ShellClassifier {
       command(words: readonly ShellWord[], options: NestedCommand = {}) {
         if (frame.wrapperDepth >= MAX_WRAPPER_DEPTH)
           return self.findings.opaque("command wrappers nested too deep to inspect");
+        if (options.sameShell) {
+          // `time cd x`, `command cd x`, `! cd x`: the builtin runs in this shell, so its effects persist.
+          frame.wrapperDepth++;
+          try {
+            self.analyze(words, frame, options.stdinIsData ?? false);
+          } finally {
+            frame.wrapperDepth--;
+          }
+          return;
+        }
         const nested = self.nestedFrame(frame, options, false);
         nested.wrapperDepth = frame.wrapperDepth + 1;
         self.analyze(words, nested, options.stdinIsData ?? false);
@@ -375,10 +514,8 @@ class ShellClassifier {
         if (!word.literal) return self.findings.opaque(`${what} runs a script computed at run time`);
         self.scanScript(word.text, self.nestedFrame(frame, options, true));
       },
-      assignment(name: string, value: ShellWord | undefined) {
-        const effect = assignmentEffect(name, value);
-        if (effect?.kind === "runs-code") self.findings.opaque(effect.reason);
-        else if (effect?.kind === "network") self.findings.add("EXIT", effect.reason);
+      assignment(name: string, value: ShellWord | undefined, options: { persists?: boolean } = {}) {
+        self.assign(frame, name, value, { persists: options.persists ?? false });
       },
       path: (word, access) => this.checkPath(word, access, frame),
       recursiveRead: (word, program, options) =>
@@ -390,6 +527,7 @@ class ShellClassifier {
       chdir: (word) => this.chdir(word, frame),
       forget: (variable) => {
         frame.vars.delete(variable);
+        frame.tainted.add(variable);
       },
       resolve: (word) => this.resolveLiteral(word, frame),
       hasLocalNodeBin: (name) => this.hasLocalNodeBin(name, frame),
@@ -401,6 +539,7 @@ class ShellClassifier {
     const nested: Frame = {
       ...frame,
       vars: script ? new Map(frame.vars) : frame.vars,
+      tainted: script ? new Set(frame.tainted) : frame.tainted,
       cwds: [...frame.cwds],
       depth: script ? frame.depth + 1 : frame.depth,
     };
@@ -748,6 +887,8 @@ class ShellClassifier {
     return undefined;
   }
 }
+
+const ARITHMETIC_TEST_OPERATORS = new Set(["-eq", "-ne", "-lt", "-le", "-gt", "-ge"]);
 
 const NULL_DEVICES = new Set(["/dev/null", "/dev/stdout", "/dev/stderr", "/dev/tty", "-"]);
 

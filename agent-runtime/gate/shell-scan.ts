@@ -32,6 +32,8 @@ export interface NestedCommand {
   stdinIsData?: boolean;
   /** The nested command runs in another directory (`env -C dir`, `sudo -D dir`, `make -C dir`). */
   cwd?: ShellWord;
+  /** It runs in this shell, not a child process (`time`, `command`, `builtin`, `!`): `cd` and assignments persist. */
+  sameShell?: boolean;
 }
 
 export interface Scan {
@@ -44,8 +46,11 @@ export interface Scan {
   command(words: readonly ShellWord[], options?: NestedCommand): void;
   /** Parses and classifies shell text one level deeper (`sh -c`, `eval`, `su -c`); computed text is opaque. */
   script(word: ShellWord | undefined, what: string, options?: NestedCommand): void;
-  /** An environment assignment in effect for the command (`VAR=x cmd`, `env VAR=x`, `sudo VAR=x`). One rule. */
-  assignment(name: string, value: ShellWord | undefined): void;
+  /**
+   * An environment assignment (`VAR=x cmd`, `env VAR=x`, `sudo VAR=x`): one rule for every spelling. `persists`
+   * when it stays in this shell (`! VAR=x`, `"export" VAR=x`): later commands see the value.
+   */
+  assignment(name: string, value: ShellWord | undefined, options?: { persists?: boolean }): void;
   /** Checks a path operand: credential files (SECRET), the gate's files (TAMPER), files run later (EXIT). */
   path(word: ShellWord, access: PathAccess): void;
   /**

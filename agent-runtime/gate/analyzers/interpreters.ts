@@ -503,7 +503,9 @@ const awk: Analyzer = (call, scan) => {
     if (effects.environ) scan.findings.add("SECRET", `\`${call.name}\` reads ENVIRON`);
     if (effects.writes && !sandboxed) {
       scan.findings.add("WRITE", `\`${call.name}\` program writes files`);
-      scan.findings.add("UNKNOWN", `\`${call.name}\` program writes files it names at run time`);
+      if (effects.writeTargets)
+        for (const file of effects.writeTargets) scan.path(syntheticWord(file), "write");
+      else scan.findings.add("UNKNOWN", `\`${call.name}\` program writes files it names at run time`);
     }
     if (effects.reads)
       scan.findings.add("SECRET", `\`${call.name}\` program reads files it names at run time (getline <)`);
@@ -518,6 +520,8 @@ const awk: Analyzer = (call, scan) => {
 export interface AwkEffects {
   runs?: string;
   writes: boolean;
+  /** The files `print > "file"` names, when every redirection names one in a string literal. */
+  writeTargets?: string[];
   reads: boolean;
   environ: boolean;
 }
@@ -528,7 +532,8 @@ export interface AwkEffects {
  * (network), `print … >` (writes a file), `getline <` (reads a file), ENVIRON/PROCINFO["environ"].
  */
 export function awkProgramEffects(program: string): AwkEffects {
-  const effects: AwkEffects = { writes: false, reads: false, environ: false };
+  const effects: AwkEffects = { writes: false, reads: false, environ: false, writeTargets: [] };
+  let redirecting = false; // just after a print's `>` or `>>`: the next token names the file
   let i = 0;
   let inPrint = false;
   let sawGetline = false;
@@ -536,6 +541,10 @@ export function awkProgramEffects(program: string): AwkEffects {
   const n = program.length;
   while (i < n) {
     const c = program.charAt(i);
+    if (redirecting && c !== '"' && !/\s/.test(c)) {
+      effects.writeTargets = undefined; // the file name is computed
+      redirecting = false;
+    }
     if (c === '"') {
       let j = i + 1;
       let text = "";
@@ -545,6 +554,8 @@ export function awkProgramEffects(program: string): AwkEffects {
         j++;
       }
       if (text.includes("/inet")) effects.runs ??= "network special file /inet";
+      if (redirecting) effects.writeTargets?.push(text);
+      redirecting = false;
       i = j + 1;
       operandBefore = true;
       continue;
@@ -587,7 +598,14 @@ export function awkProgramEffects(program: string): AwkEffects {
       i++;
       continue;
     }
-    if (c === ">" && inPrint) effects.writes = true;
+    if (c === ">" && inPrint) {
+      effects.writes = true;
+      if (program.charAt(i + 1) === ">") i++;
+      redirecting = true;
+      i++;
+      continue;
+    }
+
     if (c === "<" && sawGetline) effects.reads = true;
     if (c === ";" || c === "\n" || c === "}" || c === "{") {
       inPrint = false;

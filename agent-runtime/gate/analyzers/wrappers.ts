@@ -1,4 +1,5 @@
 // Wrappers (programs whose payload is another command), shells, shell builtins and schedulers.
+import { isCredentialVariable } from "../credential-variables.ts";
 import { parseArgs, valueWord } from "../shell-options.ts";
 import type { Analyzer, ProgramCall, Scan } from "../shell-scan.ts";
 import { DYNAMIC, type ShellWord, syntheticWord } from "../shell-words.ts";
@@ -26,6 +27,8 @@ interface WrapperSpec {
   writes?: readonly string[];
   /** The wrapper routes the payload's traffic elsewhere (torsocks, proxychains). */
   network?: string;
+  /** A shell keyword or builtin, not a program: the payload runs in this shell (`time cd x` moves it). */
+  sameShell?: boolean;
 }
 
 /** Runs the payload of a wrapper described by `spec`. */
@@ -45,12 +48,15 @@ function wrapper(spec: WrapperSpec): Analyzer {
     if (spec.network) scan.findings.add("EXIT", `\`${call.name}\` ${spec.network}`);
     let payload = parsed.operands.slice(spec.leading ?? 0);
     if (spec.assignments) {
-      while (payload[0] && ASSIGNMENT.test(payload[0].text)) {
-        const word = payload[0];
+      let count = 0;
+      while (payload[count] && ASSIGNMENT.test(payload[count]?.text ?? "")) count++;
+      // `time IFS=:` (a keyword before assignments alone) changes this shell; before a command, its environment.
+      const persists = spec.sameShell === true && count === payload.length;
+      for (const word of payload.slice(0, count)) {
         const eq = word.text.indexOf("=");
-        scan.assignment(word.text.slice(0, eq), valueWord(word, eq + 1));
-        payload = payload.slice(1);
+        scan.assignment(word.text.slice(0, eq), valueWord(word, eq + 1), { persists });
       }
+      payload = payload.slice(count);
     }
     const cwd = parsed.values(...(spec.chdir ?? [])).at(-1);
     const viaShell = (spec.shellOptions ?? []).some((option) => parsed.has(option));
@@ -60,7 +66,7 @@ function wrapper(spec: WrapperSpec): Analyzer {
       return scan.findings.add("READ");
     }
     if (viaShell) return scan.script(joinedScript(payload), `${call.name} -s`, { cwd });
-    scan.command(payload, { cwd, stdinIsData: call.stdinIsData });
+    scan.command(payload, { cwd, stdinIsData: call.stdinIsData, sameShell: spec.sameShell ?? false });
   };
 }
 
@@ -335,12 +341,12 @@ const command: Analyzer = (call, scan) => {
   const parsed = parseArgs(call.args, { stopAtOperand: true });
   if (parsed.has("v", "V")) return scan.findings.add("READ");
   if (parsed.operands.length === 0) return scan.findings.add("READ");
-  scan.command(parsed.operands, { stdinIsData: call.stdinIsData });
+  scan.command(parsed.operands, { stdinIsData: call.stdinIsData, sameShell: true });
 };
 
 const builtin: Analyzer = (call, scan) => {
   if (call.args.length === 0) return scan.findings.add("READ");
-  scan.command(call.args, { stdinIsData: call.stdinIsData });
+  scan.command(call.args, { stdinIsData: call.stdinIsData, sameShell: true });
 };
 
 const trap: Analyzer = (call, scan) => {
@@ -585,6 +591,43 @@ const sg: Analyzer = (call, scan) => {
   scan.script(joinedScript(rest), "sg");
 };
 
+/**
+ * `export`, `declare`, `typeset`, `local`, `readonly` reached as plain commands (tree-sitter parses `"export" -p`
+ * as a command, bash runs the builtin): printing variables is a secret read; assignments go through the rule.
+ */
+const declaration: Analyzer = (call, scan) => {
+  const flags = call.args.filter((a) => a.text.startsWith("-") || a.text.startsWith("+"));
+  const operands = call.args.filter((a) => !a.text.startsWith("-") && !a.text.startsWith("+"));
+  if (call.args.some((a) => !a.literal && !a.text.includes("=")))
+    return scan.findings.opaque(`\`${call.name}\` of names computed at run time`);
+  const prints = operands.length === 0 && !flags.some((f) => /f/.test(f.text));
+  if (prints || flags.some((f) => /^-[a-zA-Z]*p/.test(f.text))) {
+    const named = operands.find((o) => isCredentialVariable(o.text.split("=")[0] ?? ""));
+    if (prints || named || operands.length === 0)
+      scan.findings.add("SECRET", `\`${call.name}\` prints variables`);
+  }
+  for (const operand of operands) {
+    const eq = operand.text.indexOf("=");
+    if (eq > 0)
+      scan.assignment(operand.text.slice(0, eq).replace(/\+$/, ""), valueWord(operand, eq + 1), {
+        persists: true,
+      });
+  }
+  scan.findings.add("READ");
+};
+
+/**
+ * A shell keyword where a command name should be: tree-sitter misread the structure (`! for …; do cmd; done`
+ * gives commands named `for` and `do`). What bash runs is not what the tree says: opaque, and the words after
+ * the keyword are still classified as a command (a tamper stays visible).
+ */
+const misparsedKeyword: Analyzer = (call, scan) => {
+  scan.findings.opaque(
+    `the parser read the keyword \`${call.name}\` as a command: the command's structure is not trusted`,
+  );
+  if (call.args.length) scan.command(call.args);
+};
+
 const WRAPPERS: Record<string, Analyzer> = {
   sudo,
   doas: wrapper({ shortWithValue: "uC", assignments: false, shellOptions: ["s"] }),
@@ -603,7 +646,13 @@ const WRAPPERS: Record<string, Analyzer> = {
   nice: wrapper({ shortWithValue: "n", longWithValue: ["adjustment"] }),
   ionice: wrapper({ shortWithValue: "cnp", longWithValue: ["class", "classdata", "pid", "pgid", "uid"] }),
   stdbuf: wrapper({ shortWithValue: "ioe", longWithValue: ["input", "output", "error"] }),
-  time: wrapper({ shortWithValue: "fo", longWithValue: ["format", "output"], writes: ["o", "output"] }),
+  time: wrapper({
+    shortWithValue: "fo",
+    longWithValue: ["format", "output"],
+    writes: ["o", "output"],
+    sameShell: true,
+    assignments: true,
+  }),
   chronic: nohup,
   unbuffer: nohup,
   caffeinate: nohup,
@@ -713,7 +762,6 @@ const WRAPPERS: Record<string, Analyzer> = {
   ":": harmlessBuiltin,
   test: harmlessBuiltin,
   "[": harmlessBuiltin,
-  "[[": harmlessBuiltin,
   exit: harmlessBuiltin,
   return: harmlessBuiltin,
   shift: harmlessBuiltin,
@@ -737,6 +785,51 @@ const WRAPPERS: Record<string, Analyzer> = {
   bind: opaqueProgram("binds keys to commands"),
   complete: opaqueProgram("registers completion commands"),
   coproc: opaqueProgram("starts a coprocess"),
+  ...Object.fromEntries(
+    [
+      "for",
+      "do",
+      "done",
+      "while",
+      "until",
+      "if",
+      "then",
+      "else",
+      "elif",
+      "fi",
+      "case",
+      "esac",
+      "select",
+      "function",
+      "in",
+      "{",
+      "}",
+      "[[",
+      "]]",
+    ].map((keyword) => [keyword, misparsedKeyword]),
+  ),
+  // `! ! cmd`: bash reads repeated pipeline negations; tree-sitter makes the second `!` a command name.
+  "!": (call, scan) => {
+    let i = 0;
+    while (i < call.args.length && /^[A-Za-z_][A-Za-z0-9_]*\+?=/.test(call.args[i]?.text ?? "")) i++;
+    // Assignments alone stay in this shell (`! IFS=:`); before a command they are its environment.
+    const persists = i === call.args.length;
+    for (const word of call.args.slice(0, i)) {
+      const eq = word.text.indexOf("=");
+      scan.assignment(word.text.slice(0, eq).replace(/\+$/, ""), valueWord(word, eq + 1), { persists });
+    }
+    if (i < call.args.length) scan.command(call.args.slice(i), { sameShell: true });
+    else scan.findings.add("READ");
+  },
+  export: declaration,
+  declare: declaration,
+  typeset: declaration,
+  local: declaration,
+  readonly: declaration,
+  unset: (call, scan) => {
+    for (const name of call.args) if (!name.text.startsWith("-")) scan.forget(name.text);
+    scan.findings.add("READ");
+  },
   pi,
   "chat-ui-agent-policy": policyCli,
   // Schedulers, multiplexers, debuggers: the commands they run are not on this command line.
