@@ -308,7 +308,8 @@ class ShellClassifier {
     const nameNode = node.childForFieldName("name");
     if (!nameNode) return; // assignments only (`A=1`): visited as variable_assignment
     const argumentNodes = node.childrenForFieldName("argument").filter((c) => c !== null);
-    this.budget.tick(argumentNodes.length);
+    // Decoding reads every word's text: count it, so nested commands over the same long text stay bounded.
+    this.budget.tick(argumentNodes.length + ((node.endIndex - node.startIndex) >> 8));
     const words = decodeWords([nameNode, ...argumentNodes], frame.vars, this.decodeOptions(frame));
     const ownStdin = node.namedChildren.some((c) => c?.type === "herestring_redirect");
     this.analyze(words, frame, stdinIsData || ownStdin);
@@ -319,6 +320,7 @@ class ShellClassifier {
     const name = nameNode?.type === "variable_name" ? nameNode.text : undefined;
     const valueNode = node.childForFieldName("value");
     if (!name) return;
+    if (valueNode) this.budget.tick(1 + ((valueNode.endIndex - valueNode.startIndex) >> 8));
     const value = valueNode ? decodeWord(valueNode, frame.vars, this.decodeOptions(frame, false)) : undefined;
     const appends = node.text.charAt(name.length) === "+";
     this.assign(frame, name, valueNode?.type === "array" ? "array" : value, {
@@ -439,6 +441,7 @@ class ShellClassifier {
     const operator = node.children.find((c) => c && !c.isNamed)?.text ?? ">";
     const destination = node.childForFieldName("destination");
     if (!destination) return;
+    this.budget.tick(1 + ((destination.endIndex - destination.startIndex) >> 8));
     const word = decodeWord(destination, frame.vars, this.decodeOptions(frame));
     if (/&$/.test(operator) && /^\d+-?$|^-$/.test(word.text)) return; // fd duplication: 2>&1, >&-
     const scan = this.scanFor(frame);

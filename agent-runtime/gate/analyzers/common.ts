@@ -2,6 +2,9 @@
 import type { Analyzer, PathAccess, ProgramCall, Scan } from "../shell-scan.ts";
 import { DYNAMIC, type ShellWord, syntheticWord } from "../shell-words.ts";
 
+/** Embedded programs (sed scripts, awk programs, SQL) longer than this are not scanned: opaque. */
+export const MAX_PROGRAM_TEXT = 16 * 1024;
+
 export const VERSION_FLAGS = new Set([
   "--version",
   "-V",

@@ -3,7 +3,7 @@
 import { parseArgs } from "../shell-options.ts";
 import type { Analyzer, PathAccess } from "../shell-scan.ts";
 import { DYNAMIC, type ShellWord, syntheticWord } from "../shell-words.ts";
-import { checkOperands, onlyAsksVersion } from "./common.ts";
+import { checkOperands, MAX_PROGRAM_TEXT, onlyAsksVersion } from "./common.ts";
 
 /** Programs whose operands are files they read and print or copy (content). */
 const CONTENT_READERS = [
@@ -467,6 +467,7 @@ const sed: Analyzer = (call, scan) => {
   for (const script of scripts) {
     if (!script.literal) return scan.findings.opaque("sed script computed at run time");
     if (sandboxed) continue;
+    if (script.text.length > MAX_PROGRAM_TEXT) return scan.findings.opaque("sed script too long to inspect");
     const effects = sedScriptEffects(script.text);
     if (effects.unknown) return scan.findings.opaque(`sed script the gate cannot read (${effects.unknown})`);
     if (effects.runs) return scan.findings.opaque(`sed runs a command (${effects.runs.slice(0, 80)})`);

@@ -4,7 +4,7 @@ import type { LocalCodeKind } from "../gate-classes.ts";
 import { parseArgs } from "../shell-options.ts";
 import type { Analyzer, ProgramCall, Scan } from "../shell-scan.ts";
 import { type ShellWord, syntheticWord } from "../shell-words.ts";
-import { checkOperands, onlyAsksVersion } from "./common.ts";
+import { checkOperands, MAX_PROGRAM_TEXT, onlyAsksVersion } from "./common.ts";
 import { SHIPPING_NAME } from "./publishers.ts";
 import { serverFinding } from "./servers.ts";
 
@@ -497,6 +497,8 @@ const awk: Analyzer = (call, scan) => {
   for (const file of files) scan.localCode("interpreter", call.name, [file]);
   for (const program of programs) {
     if (!program.literal) return scan.findings.opaque(`\`${call.name}\` program computed at run time`);
+    if (program.text.length > MAX_PROGRAM_TEXT)
+      return scan.findings.opaque(`\`${call.name}\` program too long to inspect`);
     const effects = awkProgramEffects(program.text);
     if (effects.runs && !sandboxed)
       return scan.findings.opaque(`\`${call.name}\` program runs commands (${effects.runs})`);
@@ -652,6 +654,8 @@ const sqlite3: Analyzer = (call, scan) => {
   }
   for (const statement of statements) {
     if (!statement.literal) return scan.findings.opaque("`sqlite3` runs SQL computed at run time");
+    if (statement.text.length > MAX_PROGRAM_TEXT)
+      return scan.findings.opaque("`sqlite3` SQL too long to inspect");
     const reason = sqliteReach(statement.text);
     if (reason) return scan.findings.opaque(`\`sqlite3\` ${reason}`);
   }
