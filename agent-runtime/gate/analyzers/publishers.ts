@@ -1049,6 +1049,24 @@ const docker: Analyzer = (call, scan) => {
           `\`${call.name} ${sub.text}\` gives the container the host (privileged, host namespaces or the root file system)`,
         );
       for (const file of spec.values("env-file")) scan.path(file, "read");
+      // A bind mount hands the container a host directory: what it can read there, it can print or send.
+      for (const mount of spec.values("v", "volume", "mount")) {
+        const source =
+          mount.text.startsWith("type=") || mount.text.includes("source=") || mount.text.includes("src=")
+            ? (/(?:^|,)(?:source|src)=([^,]*)/.exec(mount.text)?.[1] ?? "")
+            : (mount.text.split(":")[0] ?? "");
+        if (
+          !source ||
+          (!source.startsWith("/") &&
+            !source.startsWith("~") &&
+            !source.startsWith(".") &&
+            !source.includes("\u0000"))
+        )
+          continue;
+        const word = { ...mount, text: source, forms: [source] };
+        scan.path(word, "read");
+        scan.recursiveRead(word, `${call.name} ${sub.text} -v`);
+      }
       if (spec.has("p", "publish", "P", "publish-all"))
         f.add("EXIT", `\`${call.name} ${sub.text}\` publishes ports`);
       const payload = spec.operands.slice(1);
