@@ -3,7 +3,7 @@
 // command is decoded into words and handed to the analyzer its program name maps to (analyzers/table.ts),
 // through the Scan interface (shell-scan.ts). Whatever cannot be seen statically, or exceeds the bounds in
 // shell-limits.ts, counts as UNKNOWN (a possible exit and secret read).
-import { existsSync, lstatSync, opendirSync, readFileSync } from "node:fs";
+import { lstatSync, opendirSync, readFileSync } from "node:fs";
 import path from "node:path";
 import type { Parser, Tree } from "web-tree-sitter";
 import { analyzerFor } from "./analyzers/table.ts";
@@ -99,7 +99,6 @@ class ShellClassifier {
   private readonly findings: Findings;
   private readonly budget: Budget;
   private readonly hook: LocalCodeHook | undefined;
-  private readonly nodeBinCache = new Map<string, boolean>();
   private protectedProbes: string[] | undefined;
   private reportedDepth = false;
 
@@ -533,7 +532,6 @@ class ShellClassifier {
         frame.tainted.add(variable);
       },
       resolve: (word) => this.resolveLiteral(word, frame),
-      hasLocalNodeBin: (name) => this.hasLocalNodeBin(name, frame),
     };
   }
 
@@ -580,24 +578,6 @@ class ShellClassifier {
     if (!match) return form;
     const rest = form.slice(match[0].length);
     return match[1] === "+" && match[2] === "" ? frame.cwd + rest : DYNAMIC + rest;
-  }
-
-  private hasLocalNodeBin(name: string, frame: Frame): boolean {
-    if (!/^[\w.@-]+$/.test(name)) return false;
-    let dir = frame.cwd;
-    for (let i = 0; i < 16; i++) {
-      const key = `${dir}\0${name}`;
-      let found = this.nodeBinCache.get(key);
-      if (found === undefined) {
-        found = existsSync(path.join(dir, "node_modules", ".bin", name));
-        this.nodeBinCache.set(key, found);
-      }
-      if (found) return true;
-      const parent = path.dirname(dir);
-      if (parent === dir) break;
-      dir = parent;
-    }
-    return false;
   }
 
   // ---- paths ----

@@ -131,14 +131,3 @@ export function valueWord(word: ShellWord, offset: number): ShellWord {
   const text = forms[0] ?? "";
   return { ...syntheticWord(text, word.literal), forms, literal: word.literal, source: word.source };
 }
-
-/** The arguments from the first operand on, when options end at the first operand (wrappers). */
-export function payloadAfterOptions(args: readonly ShellWord[], spec: OptionSpec): ShellWord[] {
-  const parsed = parseArgs(args, { ...spec, stopAtOperand: true });
-  return parsed.operands;
-}
-
-/** `-abc`-style word containing `letter` among its short options (for programs with no values in clusters). */
-export function hasShortFlag(args: readonly ShellWord[], letter: string): boolean {
-  return args.some((a) => /^-[A-Za-z0-9]+$/.test(a.text) && a.text.includes(letter));
-}

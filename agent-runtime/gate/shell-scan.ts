@@ -76,8 +76,6 @@ export interface Scan {
   chdir(word: ShellWord | undefined): void;
   /** The absolute path a literal word names (`~` expanded, relative to cwd); undefined when computed. */
   resolve(word: ShellWord): string | undefined;
-  /** Is there an executable named `name` in the cwd's `node_modules/.bin` (or an ancestor's)? */
-  hasLocalNodeBin(name: string): boolean;
 }
 
 /** An analyzer decides what one program does with its arguments; it reports through `scan`, never returns. */

@@ -34,7 +34,7 @@ export interface Recorded {
 export const HOME = "/home/agent";
 export const CWD = "/work/project";
 
-export function recordingScan(nodeBins: readonly string[] = []): { scan: Scan; record: Recorded } {
+export function recordingScan(): { scan: Scan; record: Recorded } {
   const record: Recorded = {
     findings: new Findings(),
     commands: [],
@@ -96,9 +96,6 @@ export function recordingScan(nodeBins: readonly string[] = []): { scan: Scan; r
     resolve(word) {
       return word.literal ? path.resolve(CWD, word.text.replace(/^~(?=\/|$)/, HOME)) : undefined;
     },
-    hasLocalNodeBin(name) {
-      return nodeBins.includes(name);
-    },
   };
   return { scan, record };
 }
@@ -115,9 +112,9 @@ export function runAnalyzer(
   analyzer: Analyzer,
   name: string,
   args: readonly string[],
-  options: { stdinIsData?: boolean; nodeBins?: readonly string[] } = {},
+  options: { stdinIsData?: boolean } = {},
 ): Recorded {
-  const { scan, record } = recordingScan(options.nodeBins);
+  const { scan, record } = recordingScan();
   const call: ProgramCall = {
     name,
     invokedAs: name,

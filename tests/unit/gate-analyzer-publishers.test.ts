@@ -15,7 +15,7 @@ import { analyzerFor } from "../../agent-runtime/gate/analyzers/table.ts";
 import type { Recorded } from "../support/recording-scan.ts";
 import { runAnalyzer } from "../support/recording-scan.ts";
 
-const run = (line: string[], options?: { nodeBins?: string[] }): Recorded => {
+const run = (line: string[], options?: { stdinIsData?: boolean }): Recorded => {
   const [name = "", ...args] = line;
   return runAnalyzer(analyzerFor(name), name, args, options);
 };

@@ -56,3 +56,26 @@ test("an unlisted program is local work whose operands are checked, and computed
   }
   assert.equal(runAnalyzer(unlistedProgram, "tool", ["…"]).findings.has("EXIT"), false);
 });
+
+test("analyzers import only the scan interface and word helpers: nothing imports back into the classifier", async () => {
+  const { readdir, readFile } = await import("node:fs/promises");
+  const path = await import("node:path");
+  const dir = path.join(import.meta.dirname, "..", "..", "agent-runtime", "gate", "analyzers");
+  const allowed = new Set([
+    "../shell-scan.ts",
+    "../shell-words.ts",
+    "../shell-options.ts",
+    "../gate-classes.ts",
+    "../credential-variables.ts",
+  ]);
+  const offending: string[] = [];
+  for (const file of await readdir(dir)) {
+    const source = await readFile(path.join(dir, file), "utf8");
+    for (const match of source.matchAll(/^import[^"]*"([^"]+)"/gm)) {
+      const specifier = match[1] ?? "";
+      if (!allowed.has(specifier) && !/^\.\/[\w-]+\.ts$/.test(specifier))
+        offending.push(`${file}: ${specifier}`);
+    }
+  }
+  assert.deepEqual(offending, []);
+});

@@ -928,5 +928,3 @@ export const NETWORK_ANALYZERS: Readonly<Record<string, Analyzer>> = {
     scan.findings.add("WRITE", "logger writes to the system log");
   },
 };
-
-export { downloadName };
