@@ -6,7 +6,8 @@
 import { lstatSync, opendirSync, readFileSync } from "node:fs";
 import path from "node:path";
 import type { Parser, Tree } from "web-tree-sitter";
-import { analyzerFor } from "./analyzers/table.ts";
+import { unlistedProgram } from "./analyzers/common.ts";
+import { analyzerFor, isListedProgram } from "./analyzers/table.ts";
 import { isCredentialVariable } from "./credential-variables.ts";
 import { Findings, type LocalCodeHook, type LocalCodeKind, type LocalCodeRun } from "./gate-classes.ts";
 import { compileGlob, globMatchCompiled, hasGlob } from "./glob-match.ts";
@@ -484,7 +485,23 @@ class ShellClassifier {
         frame,
       );
     const call: ProgramCall = { name, invokedAs, args: words.slice(1), stdinIsData };
-    analyzerFor(name)(call, scan);
+    const analyzer = analyzerFor(name);
+    analyzer(call, scan);
+    if (analyzer === unlistedProgram) this.embeddedCommand(call, scan);
+  }
+
+  /**
+   * An unlisted program may run its arguments as a command (`perf stat curl …`, `gosu root git push`, a dynamic
+   * loader given a program). When an argument names a program the table knows, the words from there are
+   * classified as a command too, so an unknown runner cannot hide what it runs.
+   */
+  private embeddedCommand(call: ProgramCall, scan: Scan): void {
+    const start = call.args.findIndex((arg) => {
+      if (!arg.literal || arg.text.startsWith("-")) return false;
+      const base = path.basename(arg.text);
+      return isListedProgram(base) && !INERT_PROGRAM_WORDS.has(base);
+    });
+    if (start !== -1) scan.command(call.args.slice(start), { stdinIsData: call.stdinIsData });
   }
 
   /** The interface analyzers see, bound to one frame. */
@@ -870,6 +887,81 @@ class ShellClassifier {
     return undefined;
   }
 }
+
+/** Program names that are also ordinary words in arguments (`tool --mode test`): not taken as commands. */
+const INERT_PROGRAM_WORDS = new Set([
+  "test",
+  "true",
+  "false",
+  "time",
+  "sleep",
+  "echo",
+  "printf",
+  "yes",
+  "read",
+  "set",
+  "type",
+  "which",
+  "help",
+  "info",
+  "date",
+  "id",
+  "w",
+  "who",
+  "users",
+  "groups",
+  "arch",
+  "file",
+  "link",
+  "install",
+  "patch",
+  "find",
+  "sort",
+  "split",
+  "join",
+  "expand",
+  "look",
+  "tree",
+  "diff",
+  "make",
+  "task",
+  "serve",
+  "open",
+  "host",
+  "mail",
+  "pass",
+  "op",
+  "wait",
+  "kill",
+  "exit",
+  "return",
+  "shift",
+  "let",
+  "local",
+  "export",
+  "declare",
+  "unset",
+  "alias",
+  "source",
+  "cd",
+  "pwd",
+  "[",
+  ":",
+  "!",
+  ".",
+  "in",
+  "do",
+  "done",
+  "if",
+  "then",
+  "else",
+  "fi",
+  "for",
+  "while",
+  "case",
+  "esac",
+  "select",
+]);
 
 const ARITHMETIC_TEST_OPERATORS = new Set(["-eq", "-ne", "-lt", "-le", "-gt", "-ge"]);
 

@@ -33,9 +33,35 @@ for (const family of Object.values(ANALYZER_FAMILIES)) {
 const VERSIONED =
   /^(python|pypy|pip|node|nodejs|perl|ruby|php|lua|luajit|gawk|tclsh|wish|bash|zsh|ksh|pydoc|pytest|Rscript|julia|gcc|g\+\+|clang|go)[0-9][0-9.]*$/;
 
+/** The dynamic loader run as a program (`/lib64/ld-linux-x86-64.so.2 /usr/bin/curl …`) runs its argument. */
+const LOADER = /^(ld|ld-linux(-[\w-]+)?|ld64|ld-musl-[\w-]+)\.so(\.\d+)*$/;
+const loader: Analyzer = (call, scan) => {
+  const args = call.args;
+  let i = 0;
+  for (; i < args.length; i++) {
+    const text = args[i]?.text ?? "";
+    if (text === "--preload" || text === "--audit")
+      return scan.findings.opaque(`\`${call.name} ${text}\` loads a library into the program`);
+    if (
+      [
+        "--library-path",
+        "--argv0",
+        "--inhibit-rpath",
+        "--glibc-hwcaps-prepend",
+        "--glibc-hwcaps-mask",
+      ].includes(text)
+    )
+      i++;
+    else if (!text.startsWith("--")) break;
+  }
+  if (args.some((a) => a.text === "--list" || a.text === "--verify")) return scan.findings.add("READ");
+  if (i < args.length) scan.command(args.slice(i));
+};
+
 export function analyzerFor(name: string): Analyzer {
   const direct = TABLE.get(name);
   if (direct) return direct;
+  if (LOADER.test(name)) return loader;
   const versioned = VERSIONED.exec(name);
   if (versioned?.[1]) return TABLE.get(versioned[1]) ?? unlistedProgram;
   return unlistedProgram;
@@ -43,5 +69,5 @@ export function analyzerFor(name: string): Analyzer {
 
 /** True when `name` has an entry of its own (for tests and `explain`). */
 export function isListedProgram(name: string): boolean {
-  return TABLE.has(name) || VERSIONED.test(name);
+  return TABLE.has(name) || VERSIONED.test(name) || LOADER.test(name);
 }

@@ -856,6 +856,42 @@ const WRAPPERS: Record<string, Analyzer> = {
   machinectl: opaqueProgram("runs commands in another machine"),
   "start-stop-daemon": opaqueProgram("starts a daemon"),
   sg,
+  // Run a command as another user or in another context: the payload follows one leading operand.
+  gosu: wrapper({ leading: 1 }),
+  "su-exec": wrapper({ leading: 1 }),
+  setuidgid: wrapper({ leading: 1 }),
+  "s6-setuidgid": wrapper({ leading: 1 }),
+  runcon: wrapper({ shortWithValue: "turl", leading: 1 }),
+  cgexec: wrapper({ shortWithValue: "g" }),
+  ifne: wrapper({}),
+  lckdo: wrapper({ shortWithValue: "w", leading: 1 }),
+  nocache: nohup,
+  "qemu-x86_64": wrapper({ shortWithValue: "LEUcgsBRdDpr" }),
+  "qemu-aarch64": wrapper({ shortWithValue: "LEUcgsBRdDpr" }),
+  perf: (call, scan) => {
+    const [sub, ...rest] = call.args;
+    if (
+      !sub ||
+      !["stat", "record", "trace", "ftrace", "mem", "sched", "kvm", "c2c", "lock"].includes(sub.text)
+    )
+      return scan.findings.add("READ");
+    const parsed = parseArgs(rest, { shortWithValue: "eopCcGFmIrtuTjBdsLNKMPWDx", stopAtOperand: true });
+    if (parsed.has("p", "pid", "a", "all-cpus"))
+      return scan.findings.opaque("`perf` attaches to running processes");
+    if (parsed.operands.length)
+      scan.command(parsed.operands[0]?.text === "--" ? parsed.operands.slice(1) : parsed.operands);
+  },
+  "run-parts": (call, scan) => {
+    const dir = call.args.filter((a) => !a.text.startsWith("-")).at(-1);
+    if (call.args.some((a) => a.text === "--test" || a.text === "--list")) return scan.findings.add("READ");
+    scan.findings.opaque(`\`run-parts\` runs every program in ${dir?.source ?? "a directory"}`);
+  },
+  ts: opaqueProgram("queues commands to run later"),
+  tsp: opaqueProgram("queues commands to run later"),
+  nq: opaqueProgram("queues commands to run later"),
+  pueue: opaqueProgram("queues commands to run later"),
+  dtach: opaqueProgram("runs a command in a detached session"),
+  abduco: opaqueProgram("runs a command in a detached session"),
   mise: subcommandWrapper({ exec: "after-dashes", x: "after-dashes" }, "c"),
   rtx: subcommandWrapper({ exec: "after-dashes", x: "after-dashes" }, "c"),
   asdf: subcommandWrapper({ exec: "payload" }),
