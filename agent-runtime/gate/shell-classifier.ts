@@ -125,6 +125,11 @@ class ShellClassifier {
       script: command,
       tainted: new Set(),
     };
+    if (command.includes(DYNAMIC)) {
+      // A NUL byte: no shell receives this text as written (and the gate uses NUL for "computed").
+      this.findings.opaque("the command contains a NUL byte");
+      return;
+    }
     try {
       this.scanScript(command, frame);
     } catch (error) {

@@ -34,6 +34,12 @@ test("pathological commands are decided without throwing, and none that hides wo
   }
 });
 
+test("a NUL byte in a command is UNKNOWN", () => {
+  const d = decideAuto("ls\u0000; git push");
+  assert.ok(d.classes.includes("UNKNOWN"));
+  assert.equal(d.decision, "confirm");
+});
+
 test("commands over the size bound are UNKNOWN without being parsed", () => {
   const d = decideAuto(`echo ${"a".repeat(MAX_COMMAND_CHARS)}`);
   assert.equal(d.decision, "confirm");
