@@ -1,7 +1,6 @@
 // Lifecycle of the built bridge.mjs over real Pi: SIGTERM, Pi killed, idle exit, startup refusals,
 // plus fault injection with the fake Pi (a client too slow to keep up).
 import assert from "node:assert/strict";
-import { readdirSync, readFileSync } from "node:fs";
 import { test } from "node:test";
 import { setTimeout as sleep } from "node:timers/promises";
 import {
@@ -14,19 +13,7 @@ import {
   waitUntil,
 } from "../support/bridge.ts";
 import { bridgeScript } from "../support/bridge-script.ts";
-
-/** Pids of processes whose command line contains `needle`. */
-function processesMatching(needle: string): number[] {
-  const found: number[] = [];
-  for (const entry of readdirSync("/proc")) {
-    if (!/^\d+$/.test(entry)) continue;
-    try {
-      const cmdline = readFileSync(`/proc/${entry}/cmdline`, "utf8").replaceAll("\0", " ");
-      if (cmdline.includes(needle)) found.push(Number(entry));
-    } catch {}
-  }
-  return found;
-}
+import { processesWithCmdline } from "../support/processes.ts";
 
 test("SIGTERM with a pending dialog refuses it, stops Pi and its tools, and leaves no process behind", async (t) => {
   const bridge = await startNetworkBridge(t, { model: { script: bridgeScript } });
@@ -42,7 +29,7 @@ test("SIGTERM with a pending dialog refuses it, stops Pi and its tools, and leav
     true,
   );
   await client.waitFor((f) => f.type === "agent_settled", 20_000, from);
-  assert.ok(processesMatching(marker).length > 0, "the background tool process runs");
+  assert.ok(processesWithCmdline(marker).length > 0, "the background tool process runs");
   from = client.frames.length;
   client.send({ type: "prompt", id: "pending", message: "RUN echo never > never.txt" });
   const dialog = await client.waitFor((f) => f.type === "extension_ui_request", 20_000, from);
@@ -55,7 +42,7 @@ test("SIGTERM with a pending dialog refuses it, stops Pi and its tools, and leav
   assert.deepEqual(await bridge.exited, { code: 0, signal: null });
   assert.equal(alive(piPid), false, "Pi is gone");
   assert.equal(alive(-piPid), false, "Pi's process group is gone");
-  await waitUntil(() => processesMatching(marker).length === 0, 3_000, "the tool process to be gone");
+  await waitUntil(() => processesWithCmdline(marker).length === 0, 3_000, "the tool process to be gone");
 });
 
 test("Pi killed with SIGKILL mid-dialog: agent_exited, dialog_closed, replay during --linger, then exit", async (t) => {
