@@ -359,7 +359,6 @@ export class BridgeCore {
     if (this.pi !== pi) return;
     const wasRefused = this.piState === "refused";
     this.agentRunning = false;
-    this.dialogs.agentGone();
     for (const [piId, route] of this.routes) {
       this.routes.delete(piId);
       if (route.kind === "client") {
@@ -367,10 +366,15 @@ export class BridgeCore {
           route.clientId,
           failure(route.clientId, route.command, "agent_exited", "Pi exited"),
         );
+      } else if (route.kind === "dialog") {
+        // An answer racing Pi's death: the client learns it was not taken, then the dialog is closed.
+        this.finishCommand(route.clientId, failure(route.clientId, DIALOG_ANSWER, "agent_exited", "Pi exited"));
+        this.dialogs.verdict(route.dialogId, { kind: "agent_gone" });
       } else if (route.kind === "internal") {
         route.resolve(undefined);
       }
     }
+    this.dialogs.agentGone();
     this.updateIdleTimer();
     if (wasRefused) return;
     if (this.shuttingDown) {

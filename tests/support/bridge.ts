@@ -121,6 +121,8 @@ export async function startNetworkBridge(
     env?: NodeJS.ProcessEnv;
     /** Listen on this port (a restarted bridge takes over its predecessor's address); default: any free one. */
     port?: number;
+    /** Another Pi CLI (e.g. an unpatched copy) behind the scripted model. */
+    piCommand?: string;
   } = {},
 ): Promise<NetworkBridge> {
   const reuse = options.reuse;
@@ -159,6 +161,7 @@ export async function startNetworkBridge(
     agentDir ??= await writeScriptedAgentDir(model.baseUrl, await tempDir(t, "bridge-agent-"));
     env.PI_CODING_AGENT_DIR = agentDir;
     args.push("--provider", "scripted", "--model", "scripted-model", "--offline");
+    if (options.piCommand) args.push("--pi-command", options.piCommand);
   }
   const bridge = spawnBridge(t, { args: [...args, ...(options.args ?? [])], env });
   const listening = await bridge.waitForLog((l) => l.msg === "listening");
