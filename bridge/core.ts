@@ -368,7 +368,10 @@ export class BridgeCore {
         );
       } else if (route.kind === "dialog") {
         // An answer racing Pi's death: the client learns it was not taken, then the dialog is closed.
-        this.finishCommand(route.clientId, failure(route.clientId, DIALOG_ANSWER, "agent_exited", "Pi exited"));
+        this.finishCommand(
+          route.clientId,
+          failure(route.clientId, DIALOG_ANSWER, "agent_exited", "Pi exited"),
+        );
         this.dialogs.verdict(route.dialogId, { kind: "agent_gone" });
       } else if (route.kind === "internal") {
         route.resolve(undefined);
