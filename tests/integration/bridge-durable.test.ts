@@ -248,3 +248,46 @@ test("the state dir: created private; refused inside the workspace, when shared 
     assert.ok(!refused.logs.some((l) => l.msg === "Pi started"));
   }
 });
+
+test("the log file: status and health say where it is; sbx-server's Authorization header and the token never reach it", async (t) => {
+  const bridge = await startNetworkBridge(t, { model: { script: bridgeScript } });
+  const hfToken = `hf_${"Q".repeat(8)}${process.pid}${"z".repeat(20)}`;
+  const headers = { Authorization: `Bearer ${hfToken}`, "X-Sandbox-Token": `sbx-${hfToken}` };
+  const { default: WebSocket } = await import("ws");
+  for (const token of ["wrong-token-wrong-token", TEST_TOKEN]) {
+    const ws = new WebSocket(bridge.url, { headers });
+    await new Promise((resolve) => ws.once("open", resolve));
+    ws.send(JSON.stringify({ type: "hello", protocol: 1, token, clientId: "proxied" }));
+    const first = await new Promise<string>((resolve) => {
+      ws.once("message", (data) => resolve(String(data)));
+      ws.once("close", () => resolve("closed"));
+    });
+    if (token === TEST_TOKEN) {
+      assert.equal(JSON.parse(first).type, "welcome");
+      ws.send(JSON.stringify({ type: "prompt", id: "p-log", message: `say ${hfToken.slice(0, 3)}` }));
+      await sleep(1_000);
+    }
+    ws.close();
+  }
+  const health = (await (await fetch(`http://127.0.0.1:${bridge.port}/v1/health`, { headers })).json()) as {
+    logFile: string;
+  };
+  const logFile = path.join(bridge.stateDir, "logs", "current.log");
+  assert.equal(health.logFile, logFile);
+  const { client } = await TestClient.connect(bridge.url);
+  const status = BridgeStatus.parse((await client.request({ type: "bridge_status", id: "st-log" })).data);
+  assert.equal(status.durability.logFile, logFile);
+  await client.close();
+  await sleep(300);
+  const { readdirSync } = await import("node:fs");
+  const logsDir = path.join(bridge.stateDir, "logs");
+  const text = readdirSync(logsDir)
+    .map((f) => readFileSync(path.join(logsDir, f), "utf8"))
+    .join("");
+  assert.match(text, /"msg":"listening"/);
+  assert.match(text, /"msg":"connection refused"/);
+  for (const secret of [hfToken, TEST_TOKEN]) {
+    assert.ok(!text.includes(secret), "the log file holds no secret");
+    assert.ok(!bridge.stderr().includes(secret), "stderr holds no secret");
+  }
+});
