@@ -198,6 +198,25 @@ test("options: bridge flags parsed and validated, Pi flags forwarded, dangerous 
   assert.throws(() => parseOptions(["--linger", "soon"]), OptionsError);
   assert.throws(() => parseOptions(["--replay-frames", "0"]), OptionsError);
   assert.deepEqual(parseOptions(["--listen", "[::1]:1"]).listen, { host: "::1", port: 1 });
+  const durable = parseOptions(["--state-dir", "/srv/state", "--log-file", "/srv/log/bridge.log"]);
+  assert.equal(durable.stateDir, "/srv/state");
+  assert.equal(durable.logFile, "/srv/log/bridge.log");
+  assert.deepEqual(durable.piArgs, []);
+  // In network mode the bridge owns Pi's session; stdio mode forwards Pi's session flags as `pi` takes them.
+  for (const flag of [
+    "--session",
+    "--session-id",
+    "--session-dir",
+    "--fork",
+    "--continue",
+    "-c",
+    "--resume",
+    "-r",
+  ]) {
+    assert.throws(() => parseOptions(["--listen", "127.0.0.1:1", flag, "x"]), OptionsError, flag);
+  }
+  assert.deepEqual(parseOptions(["--session-id", "abc"]).piArgs, ["--session-id", "abc"]);
+  assert.deepEqual(parseOptions(["--listen", "127.0.0.1:1", "--no-session"]).piArgs, ["--no-session"]);
 });
 
 test("isolation: isolated only as root with an existing unprivileged user; otherwise degraded with a reason", () => {
