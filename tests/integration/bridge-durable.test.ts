@@ -214,7 +214,8 @@ test("the state dir: created private; refused inside the workspace, when shared 
   assert.equal(status.durability.logFile, path.join(bridge.stateDir, "logs", "current.log"));
   await client.close();
   const { spawnBridge, fixture } = await import("../support/bridge.ts");
-  const { chmodSync, mkdirSync } = await import("node:fs");
+  const { chmodSync, chownSync, mkdirSync } = await import("node:fs");
+  const someoneElse = (process.geteuid?.() ?? 0) === 0 ? 65534 : undefined;
   const cases: { stateDir: string; message: RegExp; prepare?: () => void }[] = [
     { stateDir: bridge.stateDir, message: /another bridge is using this state dir/ },
     { stateDir: path.join(bridge.cwd, ".state"), message: /inside the workspace/ },
@@ -227,6 +228,18 @@ test("the state dir: created private; refused inside the workspace, when shared 
       },
     },
   ];
+  if (someoneElse !== undefined) {
+    // As root the test can make a directory that belongs to another uid (nobody).
+    const theirs = path.join(bridge.reuse.home, "their-state");
+    cases.push({
+      stateDir: theirs,
+      message: /belongs to uid 65534/,
+      prepare: () => {
+        mkdirSync(theirs, { mode: 0o700 });
+        chownSync(theirs, someoneElse, someoneElse);
+      },
+    });
+  }
   for (const c of cases) {
     c.prepare?.();
     const refused = spawnBridge(t, {
