@@ -63,6 +63,25 @@ export const SESSION_REPLACING_COMMANDS: ReadonlySet<string> = new Set([
   "clone",
 ]);
 
+/**
+ * Commands that only read: running one twice changes nothing. After a genuine epoch change (the bridge's
+ * state was lost) a client may resend these; any other command's outcome is unknown and must not be resent.
+ */
+export const READ_ONLY_COMMANDS: ReadonlySet<string> = new Set([
+  "get_state",
+  "get_messages",
+  "get_available_models",
+  "get_available_thinking_levels",
+  "get_session_stats",
+  "get_fork_messages",
+  "get_entries",
+  "get_tree",
+  "get_last_assistant_text",
+  "get_commands",
+  "get_policy",
+  "bridge_status",
+]);
+
 /** Dialog methods that wait for an answer; every other extension_ui_request is fire-and-forget. */
 export const DIALOG_METHODS = ["select", "confirm", "input", "editor"] as const;
 export type DialogMethod = (typeof DIALOG_METHODS)[number];
@@ -159,12 +178,22 @@ export const QueueSnapshot = z.strictObject({
 });
 export type QueueSnapshot = z.infer<typeof QueueSnapshot>;
 
+const ExitInfo = z.strictObject({ code: z.number().int().nullable(), signal: z.string().nullable() });
+
 export const PiStatus = z.strictObject({
   pid: z.number().int().nullable(),
-  state: z.enum(["starting", "running", "exited"]),
-  exit: z.strictObject({ code: z.number().int().nullable(), signal: z.string().nullable() }).nullable(),
-  /** Whether Pi answers correlated extension_ui_response (the fail-closed patch is applied). */
+  /**
+   * starting: spawned, being probed (commands wait); running: proved patched, serving; restarting: exited
+   * unexpectedly, a new Pi follows; exited: gone for good; refused: failed the patch probe (nothing served).
+   */
+  state: z.enum(["starting", "running", "restarting", "exited", "refused"]),
+  exit: ExitInfo.nullable(),
+  /** Whether this Pi passed the behavioural patch probes (null while probing). */
   patched: z.boolean().nullable(),
+  /** Why Pi is refused or gone (null while all is well). */
+  problem: z.string().nullable(),
+  /** Restarts after unexpected exits within the current window (at most 3 in 10 minutes). */
+  restarts: z.number().int().nonnegative(),
 });
 export type PiStatus = z.infer<typeof PiStatus>;
 
@@ -262,6 +291,23 @@ export const AgentExitedFrame = z.strictObject({
   seq,
   code: z.number().int().nullable(),
   signal: z.string().nullable(),
+  /** Why it is final: "exited" (shutdown or stdio), "crash_loop", or "unverified: …" (failed the patch probe). */
+  reason: z.string().optional(),
+});
+
+/**
+ * A new Pi took over on the same session: after Pi exited unexpectedly (`agent_exited` cause), or when the
+ * bridge itself restarted on its state dir (`bridge_restarted`). Pi's queues and any running turn are gone;
+ * dialogs it held were closed before this frame; the conversation (the session) is kept.
+ */
+export const AgentRestartedFrame = z.strictObject({
+  type: z.literal("agent_restarted"),
+  seq,
+  cause: z.enum(["agent_exited", "bridge_restarted"]),
+  previous: ExitInfo.nullable(),
+  pid: z.number().int().nullable(),
+  restarts: z.number().int().nonnegative(),
+  sessionId: z.string().nullable(),
 });
 
 /** Every other Pi stdout line (events, extension_ui_request…), passed through with a seq. */
@@ -285,8 +331,21 @@ export const BRIDGE_FRAME_TYPES = [
   "error",
   "dialog_closed",
   "agent_exited",
+  "agent_restarted",
   "policy_changed",
 ] as const;
+
+/** Where the bridge keeps its state, whether its journal is written, and where its log file is. */
+export const Durability = z.strictObject({
+  stateDir: z.string().nullable(),
+  /** ok: every frame is journaled before it is sent; off: stdio mode; failed: writes failed (see problem). */
+  journal: z.enum(["ok", "off", "failed"]),
+  problem: z.string().nullable(),
+  /** The log file (its path only, never its contents). */
+  logFile: z.string().nullable(),
+  session: z.strictObject({ id: z.string(), file: z.string().nullable() }).nullable(),
+});
+export type Durability = z.infer<typeof Durability>;
 
 /** The bridge's own bridge_status data. */
 export const BridgeStatus = z.strictObject({
@@ -305,6 +364,7 @@ export const BridgeStatus = z.strictObject({
   }),
   agentBusy: z.boolean(),
   shuttingDown: z.boolean(),
+  durability: Durability,
 });
 export type BridgeStatus = z.infer<typeof BridgeStatus>;
 
@@ -315,6 +375,9 @@ export const BRIDGE_RESPONSE_ERRORS = [
   "ui_request_not_pending",
   "invalid_ui_response",
   "agent_exited",
+  "agent_unverified",
+  "agent_starting",
+  "outcome_unknown",
   "shutting_down",
   "policy_conflict",
   "invalid_policy",
@@ -336,6 +399,7 @@ export const schemas = {
   ErrorFrame,
   DialogClosedFrame,
   AgentExitedFrame,
+  AgentRestartedFrame,
   PolicyChangedFrame,
   PiEventFrame,
   Snapshot,

@@ -118,7 +118,20 @@ async function main(): Promise<void> {
 
     const child = spawn(
       process.execPath,
-      [bridgeBundle, "--listen", "127.0.0.1:0", "--cwd", workspace, ...piFlags, "--no-session"],
+      // A state dir of its own: the demo starts a new conversation every time (and never shares a bridge's).
+      [
+        bridgeBundle,
+        ...[
+          "--listen",
+          "127.0.0.1:0",
+          "--cwd",
+          workspace,
+          "--state-dir",
+          await mkdtemp(path.join(temp, "state-")),
+        ],
+        ...piFlags,
+        "--no-session",
+      ],
       { env, stdio: ["ignore", "ignore", "pipe"] },
     );
     bridge = child;
