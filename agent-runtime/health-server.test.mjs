@@ -6,22 +6,16 @@ import {
   buildHealthServer,
   CREDENTIAL_NAMES,
   currentPatchStatus,
-  type PatchStatus,
   parseHost,
   parsePort,
-} from "../../agent-runtime/health-server.ts";
-import { PI_VERSION } from "../../agent-runtime/pi-install.ts";
+} from "./health-server.ts";
+import { PI_VERSION } from "./pi-install.ts";
 
 const silent = pino({ level: "silent" });
-const verified: PatchStatus = { ok: true, sha256: "a".repeat(64) };
+const verified = { ok: true, sha256: "a".repeat(64) };
 const FAKE_SECRET = `hf_${"Zq".repeat(17)}`;
 
-async function get(
-  status: PatchStatus,
-  url: string,
-  env: NodeJS.ProcessEnv = {},
-  method: "GET" | "HEAD" = "GET",
-) {
+async function get(status, url, env = {}, method = "GET") {
   const app = buildHealthServer({ patchStatus: status, env, logger: silent });
   try {
     return await app.inject({ method, url });
