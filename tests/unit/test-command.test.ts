@@ -67,7 +67,9 @@ test("the summary reporter puts exactly the runner's closing totals on stdout, f
     file,
     'import { test } from "node:test";\nimport assert from "node:assert/strict";\n' +
       'test("passes", (t) => t.diagnostic("a per-test diagnostic"));\n' +
-      'test("fails", () => assert.equal(1, 2));\n',
+      'test("fails", () => assert.equal(1, 2));\n' +
+      // node-test-reporter lists failures early (with console.log) when nothing happens for 5 s.
+      'test("is slow", () => new Promise((resolve) => setTimeout(resolve, 5500)));\n',
   );
   const { reporters, destinations } = testRun(scripts.test ?? "");
   const flags = reporters.flatMap((reporter, i) => [
@@ -88,10 +90,10 @@ test("the summary reporter puts exactly the runner's closing totals on stdout, f
     ["tests", "suites", "pass", "fail", "cancelled", "skipped", "todo", "duration_ms"].map((k) => `ℹ ${k} N`),
   );
   assert.ok(
-    lines.includes("ℹ tests 2") && lines.includes("ℹ pass 1") && lines.includes("ℹ fail 1"),
+    lines.includes("ℹ tests 3") && lines.includes("ℹ pass 2") && lines.includes("ℹ fail 1"),
     run.stdout,
   );
-  assert.match(run.stderr, /Ran 2 tests/, "node-test-reporter's human output goes to stderr");
+  assert.match(run.stderr, /Ran 3 tests/, "node-test-reporter's human output goes to stderr");
   assert.match(run.stderr, /a per-test diagnostic/);
   assert.doesNotMatch(run.stdout, /a per-test diagnostic/);
 });
