@@ -65,9 +65,8 @@ export interface InstalledPiProbeOptions {
   timeoutMs?: number;
 }
 
-export type BehaviourVerdict =
-  | (ProbeVerdict & { elapsedMs: number })
-  | { ok: false; reason: string; elapsedMs: number };
+/** A probe verdict and how long the whole check took (Pi's start included). */
+export type BehaviourVerdict = ProbeVerdict & { elapsedMs: number };
 
 /** Longest stdout line or stderr tail kept from the probed Pi. */
 const MAX_LINE_BYTES = 1024 * 1024;
