@@ -149,11 +149,16 @@ export class BridgeClient extends EventEmitter<ClientEvents> {
 
   /** Closes for good: pending commands are rejected (they may or may not have run). */
   close(): void {
+    this.shutdown({ attempt: this.attempt });
+  }
+
+  /** Stops for good; `detail` says why (the bridge's close code when it ended the session). */
+  private shutdown(detail: ClientEvents["state"][1]): void {
     this.stopped = true;
     clearTimeout(this.reconnectTimer);
     this.ws?.close(1000, "client closed");
     this.ws = undefined;
-    this.setState("closed", { attempt: this.attempt });
+    this.setState("closed", detail);
     for (const [id, command] of this.pending) {
       this.pending.delete(id);
       command.reject(new BridgeClientClosedError(`client closed before a response to ${id}`));
@@ -283,8 +288,8 @@ export class BridgeClient extends EventEmitter<ClientEvents> {
       const error = new Error(`bridge closed the connection: ${code} ${reason}`);
       this.firstLive?.reject(error);
       this.firstLive = undefined;
-      this.close();
-      this.setState("closed", { attempt: this.attempt, closeCode: code, reason });
+      // One "closed" state, carrying the bridge's code (attach prints "closed by the bridge" from it).
+      this.shutdown({ attempt: this.attempt, closeCode: code, reason });
       return;
     }
     this.attempt += 1;

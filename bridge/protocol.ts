@@ -1,5 +1,6 @@
 // Bridge protocol v1: every frame shape, defined once. The bridge, the typed client and the tests
 // import these schemas; docs/protocol.md is checked against them (tests/unit/bridge-protocol-doc.test.ts).
+import type { RpcCommand } from "@earendil-works/pi-coding-agent";
 import { z } from "zod";
 import { POLICY_MODES } from "../agent-runtime/policy/policy-modes.ts";
 
@@ -54,6 +55,15 @@ export const PI_COMMAND_TYPES = [
   "replace_queue",
 ] as const;
 export type PiCommandType = (typeof PI_COMMAND_TYPES)[number];
+
+/** Commands our patch adds to Pi's RPC handler (Pi's own types do not know them). */
+type PatchCommandType = "replace_queue";
+// Compile-time check (npm run typecheck): the list above is exactly the installed Pi's RpcCommand types plus
+// the patch's, so a Pi upgrade that adds, renames or drops a command fails to type-check, naming it.
+({}) as {
+  missingFromList: Exclude<RpcCommand["type"] | PatchCommandType, PiCommandType>;
+  unknownToPi: Exclude<PiCommandType, RpcCommand["type"] | PatchCommandType>;
+} satisfies { missingFromList: never; unknownToPi: never };
 
 /** Commands after which Pi starts a new session object (its queues vanish without a queue_update). */
 export const SESSION_REPLACING_COMMANDS: ReadonlySet<string> = new Set([
@@ -325,15 +335,19 @@ export const PolicyChangedFrame = z.strictObject({
   cause: z.enum(["set_policy", "observed"]),
 });
 
-export const BRIDGE_FRAME_TYPES = [
-  "welcome",
-  "response",
-  "error",
-  "dialog_closed",
-  "agent_exited",
-  "agent_restarted",
-  "policy_changed",
+/** The frames the bridge makes itself (every other numbered frame is a Pi event passed through). */
+const BRIDGE_FRAMES = [
+  WelcomeFrame,
+  ResponseFrame,
+  ErrorFrame,
+  DialogClosedFrame,
+  AgentExitedFrame,
+  AgentRestartedFrame,
+  PolicyChangedFrame,
 ] as const;
+
+/** Every `type` the bridge itself sends, read off the schemas above (never a hand-kept copy). */
+export const BRIDGE_FRAME_TYPES: readonly string[] = BRIDGE_FRAMES.map((frame) => frame.shape.type.value);
 
 /** Where the bridge keeps its state, whether its journal is written, and where its log file is. */
 export const Durability = z.strictObject({
@@ -369,7 +383,7 @@ export const BridgeStatus = z.strictObject({
 export type BridgeStatus = z.infer<typeof BridgeStatus>;
 
 /** Error codes in responses the bridge itself produces. */
-export const BRIDGE_RESPONSE_ERRORS = [
+export const BridgeResponseError = z.enum([
   "invalid_frame",
   "idempotency_conflict",
   "ui_request_not_pending",
@@ -383,7 +397,19 @@ export const BRIDGE_RESPONSE_ERRORS = [
   "invalid_policy",
   "symlink_target",
   "io_error",
-] as const;
+]);
+export type BridgeResponseError = z.infer<typeof BridgeResponseError>;
+
+/** A failed response the bridge made itself (not relayed from Pi): its `code` is one of the bridge's. */
+export const BridgeFailureResponse = ResponseFrame.extend({
+  success: z.literal(false),
+  error: z.string(),
+  code: BridgeResponseError,
+});
+
+/** The codes of BridgeFailureResponse, read off the schema. */
+export const BRIDGE_RESPONSE_ERRORS: readonly BridgeResponseError[] =
+  BridgeFailureResponse.shape.code.options;
 
 /** Schemas by name, for docs and JSON Schema export. */
 export const schemas = {
@@ -401,6 +427,7 @@ export const schemas = {
   AgentExitedFrame,
   AgentRestartedFrame,
   PolicyChangedFrame,
+  BridgeFailureResponse,
   PiEventFrame,
   Snapshot,
   PendingDialog,
