@@ -1,32 +1,80 @@
 // The approval gate, a Pi extension (bundled to /opt/chat-ui-agent/approval-gate.mjs). Before every tool call
 // it rereads the policy file, decides allow/confirm/block, and asks the person through ctx.ui.confirm.
-// Only an explicit yes allows a gated call; no, cancel, abort, no UI or any error blocks it.
+// Only an explicit yes allows a gated call; no, cancel, abort, no UI or any error blocks it. A path tool's
+// input.path is rewritten to the absolute path decided on; a grep result loses lines from credential files.
+import path from "node:path";
 import type {
   ExtensionAPI,
   ExtensionContext,
   ToolCallEvent,
   ToolCallEventResult,
+  ToolResultEvent,
 } from "@earendil-works/pi-coding-agent";
 import { confirmPrompt } from "./gate/confirm-prompt.ts";
 import { decide } from "./gate/decide.ts";
 import { redactForLog } from "./gate/log-redact.ts";
 import { ownDir, pathContextFromEnv } from "./gate/path-context.ts";
+import { loadPiPaths, PATH_TOOLS } from "./gate/pi-paths.ts";
+import {
+  installSearchExcludes,
+  type SearchExcludeState,
+  searchExcludeProblem,
+} from "./gate/search-excludes.ts";
+import { filterGrepContent, filterGrepText } from "./gate/search-result-filter.ts";
 import { loadBashParser } from "./gate/shell-parser.ts";
 import { createLogger } from "./log.ts";
 import { readEffectivePolicy } from "./policy/policy-store.ts";
 
+/** What a tool_result handler may return (Pi does not export this type). */
+interface ToolResultChange {
+  content?: ToolResultEvent["content"];
+  details?: unknown;
+  isError?: boolean;
+}
+
 type Answer = "yes" | "no" | "no-ui" | "aborted" | "error" | "not-asked";
+
+/** Grep calls the person explicitly allowed to read credential files: their results are not filtered (once). */
+class ApprovedSecretSearches {
+  private readonly ids = new Set<string>();
+  add(id: string): void {
+    this.ids.add(id);
+    if (this.ids.size > 256) this.ids.delete(this.ids.values().next().value as string);
+  }
+  take(id: string): boolean {
+    return this.ids.delete(id);
+  }
+}
+
+interface GateState {
+  gateDirs: string[];
+  search: SearchExcludeState;
+  approvedSearches: ApprovedSecretSearches;
+  log: ReturnType<typeof createLogger>;
+}
 
 export default function approvalGate(pi: ExtensionAPI): void {
   const log = createLogger("approval-gate");
-  // The gate's own files are protected wherever the bundle is installed (the image: /opt/chat-ui-agent).
-  const gateDirs = [ownDir(import.meta.url)];
-  // Start loading the parser now so the first bash call does not pay for it; a failure surfaces per call.
+  const bundleDir = ownDir(import.meta.url);
+  // Searches skip credential files: RIPGREP_CONFIG_PATH in this process, inherited by Pi's grep.
+  const search = installSearchExcludes(bundleDir);
+  if (search.problem) log.error({ searchExcludes: search.problem }, "search excludes degraded");
+  // The gate's own files are protected wherever the bundle is installed (the image: /opt/chat-ui-agent),
+  // and so is a generated exclude config.
+  const gateDirs = [bundleDir, ...(search.path ? [path.dirname(search.path)] : [])];
+  const state: GateState = { gateDirs, search, approvedSearches: new ApprovedSecretSearches(), log };
+  // Start loading the parser and Pi's path functions now so the first call does not pay for them; a failure
+  // surfaces per call (as a block).
   loadBashParser().catch(() => {});
+  loadPiPaths().catch((error) => log.error({ err: errorText(error) }, "Pi's path functions did not load"));
+
+  pi.on("tool_result", async (event: ToolResultEvent, ctx: ExtensionContext) =>
+    filterResult(event, ctx, state),
+  );
 
   pi.on("tool_call", async (event: ToolCallEvent, ctx: ExtensionContext): Promise<ToolCallEventResult> => {
     try {
-      return await gateToolCall(event, ctx, gateDirs, log);
+      return await gateToolCall(event, ctx, state);
     } catch (error) {
       log.error(
         {
@@ -49,27 +97,39 @@ export default function approvalGate(pi: ExtensionAPI): void {
 async function gateToolCall(
   event: ToolCallEvent,
   ctx: ExtensionContext,
-  gateDirs: string[],
-  log: ReturnType<typeof createLogger>,
+  state: GateState,
 ): Promise<ToolCallEventResult> {
+  const { log } = state;
   const effective = readEffectivePolicy(process.env); // every call: the file may have just changed
-  const context = pathContextFromEnv(ctx.cwd, process.env, gateDirs);
-  // Only bash needs the parser: a broken parser then blocks shell commands but not reads.
+  const context = pathContextFromEnv(ctx.cwd, process.env, state.gateDirs);
+  // Only bash needs the parser, only path tools Pi's path functions: a broken one blocks those calls alone.
   const parser = event.toolName === "bash" ? await loadBashParser().catch(() => undefined) : undefined;
+  const paths = PATH_TOOLS.has(event.toolName) ? await loadPiPaths().catch(() => undefined) : undefined;
+  const shownInput = isRecord(event.input) ? { ...event.input } : event.input;
   const decision = decide({
     policy: effective.policy,
     toolName: event.toolName,
     input: event.input,
     context,
     parser,
+    paths,
+    search: state.search,
+    env: process.env,
   });
+  // The tool opens exactly the path decided on (Pi lets a tool_call handler change the input it runs with).
+  if (decision.path !== undefined && isRecord(event.input))
+    (event.input as { path?: string }).path = decision.path;
 
   let answer: Answer = "not-asked";
   let allowed = decision.decision === "allow";
   if (decision.decision === "confirm") {
-    answer = await ask(event, ctx, decision, context);
+    answer = await ask(event, shownInput, ctx, decision, context);
     allowed = answer === "yes";
+    if (allowed && event.toolName === "grep" && decision.classes.includes("SECRET"))
+      state.approvedSearches.add(event.toolCallId);
   }
+  const searchProblem =
+    event.toolName === "grep" ? searchExcludeProblem(state.search, process.env) : undefined;
   log.info(
     {
       tool: event.toolName,
@@ -81,6 +141,8 @@ async function gateToolCall(
       policy: effective.policy,
       policySource: effective.source,
       ...(effective.fileProblem ? { policyFileProblem: effective.fileProblem } : {}),
+      ...(decision.path !== undefined ? { path: decision.path } : {}),
+      ...(searchProblem ? { searchExcludes: searchProblem } : {}),
       answer,
     },
     "tool call decision",
@@ -91,13 +153,14 @@ async function gateToolCall(
 
 async function ask(
   event: ToolCallEvent,
+  shownInput: unknown,
   ctx: ExtensionContext,
   decision: ReturnType<typeof decide>,
   context: ReturnType<typeof pathContextFromEnv>,
 ): Promise<Answer> {
   if (!ctx.hasUI) return "no-ui";
   if (ctx.signal?.aborted) return "aborted";
-  const prompt = confirmPrompt(event.toolName, event.input, decision, context);
+  const prompt = confirmPrompt(event.toolName, shownInput, decision, context);
   try {
     // No timeout option: a dialog must never resolve on its own. The signal only dismisses it (→ false).
     const confirmed = await ctx.ui.confirm(
@@ -128,6 +191,57 @@ function blockReason(
     error: "Blocked by the approval gate: asking for approval failed",
   }[answer];
   return `${head} (policy ${policy} from ${source}). ${why}. Nothing ran.`;
+}
+
+/**
+ * Grep results lose every line from a credential file unless the person allowed this very search to read
+ * them. Never throws: Pi passes a result through unchanged when a tool_result handler throws, so an error
+ * here replaces the whole result.
+ */
+async function filterResult(
+  event: ToolResultEvent,
+  ctx: ExtensionContext,
+  state: GateState,
+): Promise<ToolResultChange | undefined> {
+  if (event.toolName !== "grep") return undefined;
+  try {
+    if (state.approvedSearches.take(event.toolCallId)) return undefined;
+    const context = pathContextFromEnv(ctx.cwd, process.env, state.gateDirs);
+    const input = isRecord(event.input) ? event.input : {};
+    const root = typeof input.path === "string" && path.isAbsolute(input.path) ? input.path : context.cwd;
+    const { content, withheld } = filterGrepContent(event.content, root, context);
+    if (withheld === 0) return undefined;
+    state.log.warn({ tool: "grep", toolCallId: event.toolCallId, withheld }, "grep result lines withheld");
+    // The truncation details carry the whole output too (clients render them): filter that copy as well.
+    const details = (event as { details?: unknown }).details;
+    const truncation = isRecord(details) && isRecord(details.truncation) ? details.truncation : undefined;
+    return {
+      content: content as ToolResultEvent["content"],
+      ...(truncation && typeof truncation.content === "string"
+        ? {
+            details: {
+              ...(details as Record<string, unknown>),
+              truncation: { ...truncation, content: filterGrepText(truncation.content, root, context).text },
+            },
+          }
+        : {}),
+    };
+  } catch (error) {
+    state.log.error(
+      { tool: "grep", toolCallId: event.toolCallId, err: errorText(error) },
+      "grep result filter failed",
+    );
+    return {
+      content: [
+        { type: "text", text: "The approval gate could not check this search result, so it was withheld." },
+      ],
+      isError: true,
+    };
+  }
+}
+
+function isRecord(value: unknown): value is Record<string, unknown> {
+  return typeof value === "object" && value !== null && !Array.isArray(value);
 }
 
 function errorText(error: unknown): string {

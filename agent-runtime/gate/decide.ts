@@ -2,9 +2,11 @@
 import type { Parser } from "web-tree-sitter";
 import type { PolicyMode } from "../policy/policy-store.ts";
 import { Findings, type GateClass } from "./gate-classes.ts";
-import { type PathContext, resolveToolPath } from "./path-context.ts";
+import { canonicalIn, type PathContext } from "./path-context.ts";
+import { PATH_TOOLS, type PiPaths, resolveToolInputPath } from "./pi-paths.ts";
 import { laterExecReasonFor, tamperReasonFor } from "./protected-paths.ts";
-import { sensitiveContainerFor, sensitiveRuleFor, sensitiveRuleForGlob } from "./sensitive-paths.ts";
+import { grepSecretReason, type SearchExcludeState } from "./search-excludes.ts";
+import { sensitiveContainerFor, sensitiveRuleFor } from "./sensitive-paths.ts";
 import { classifyShell } from "./shell-classifier.ts";
 
 export type GateDecision = "allow" | "confirm" | "block";
@@ -13,20 +15,30 @@ export interface ToolCallToDecide {
   policy: PolicyMode;
   toolName: string;
   input: unknown;
-  /** Session cwd, HOME, Pi's agent dir, the policy path and the gate's own directories. */
+  /** Session cwd, the tools' HOME, Pi's agent dir, the policy path and the gate's own directories. */
   context: PathContext;
   /** tree-sitter-bash, from loadBashParser(); only bash calls need it (without it they are blocked). */
   parser: Parser | undefined;
+  /** Pi's own path functions, from loadPiPaths(); without them every path tool is blocked. */
+  paths?: PiPaths | undefined;
+  /** The search exclude config (search-excludes.ts); absent means searches are not protected by it. */
+  search?: SearchExcludeState | undefined;
+  /** Where RIPGREP_CONFIG_PATH is read from (the gate's process env). */
+  env?: NodeJS.ProcessEnv;
 }
 
 export interface Decision {
   decision: GateDecision;
   classes: GateClass[];
   reasons: string[];
+  /**
+   * For read/write/edit/grep/find/ls: the absolute, canonical path the decision was made on. The gate writes it
+   * into the call's `input.path`, so the tool opens exactly this file.
+   */
+  path?: string;
 }
 
 const READ_TOOLS = new Set(["read", "grep", "find", "ls"]);
-const WRITE_TOOLS = new Set(["write", "edit"]);
 
 export function decide(call: ToolCallToDecide): Decision {
   const findings = new Findings();
@@ -50,45 +62,67 @@ export function decide(call: ToolCallToDecide): Decision {
     return finish(findings, "allow");
   }
 
-  if (READ_TOOLS.has(toolName)) {
-    const raw = input.path ?? (toolName === "read" ? undefined : ".");
-    if (typeof raw !== "string") return block(findings, `malformed input: ${toolName} without a path`);
-    const file = resolveToolPath(raw, call.context);
-    const rule =
-      sensitiveRuleFor(file, call.context) ??
-      (toolName === "read" || toolName === "grep" ? sensitiveContainerFor(file, call.context) : undefined) ??
-      (toolName === "grep" && typeof input.glob === "string"
-        ? sensitiveRuleForGlob(`${file}/*${input.glob}`, call.context)
-        : undefined);
-    if (rule) {
-      findings.add("SECRET", `${toolName} touches ${rule.why}: ${raw}`);
-      return finish(findings, "confirm");
-    }
-    findings.add("READ");
-    return finish(findings, "allow");
-  }
+  const pathTool = PATH_TOOLS.get(toolName);
+  if (pathTool) {
+    const raw = input.path;
+    if (raw !== undefined && typeof raw !== "string")
+      return block(findings, `malformed input: ${toolName} with a path that is not a string`);
+    if (!pathTool.optional && typeof raw !== "string")
+      return block(findings, `malformed input: ${toolName} without a path`);
+    if (!call.paths)
+      return block(findings, "Pi's path resolution is unavailable, so the path cannot be decided on");
+    const resolved = resolveToolInputPath(
+      call.paths,
+      toolName,
+      raw,
+      { cwd: call.context.cwd, toolHome: call.context.home },
+      (absolute) => canonicalIn(call.context, absolute),
+    );
+    if (!resolved.ok) return block(findings, `${toolName} ${JSON.stringify(raw)}: ${resolved.reason}`);
+    const file = resolved.path;
+    const shown = raw ?? ".";
+    const decided = (decision: Decision) => ({ ...decision, path: file });
 
-  if (WRITE_TOOLS.has(toolName)) {
-    if (typeof input.path !== "string") return block(findings, `malformed input: ${toolName} without a path`);
-    const file = resolveToolPath(input.path, call.context);
-    findings.add("WRITE", `${toolName} ${input.path}`);
+    if (READ_TOOLS.has(toolName)) {
+      const secret =
+        toolName === "grep"
+          ? grepSecretReason(file, input.glob, call.context, call.search, call.env ?? process.env)?.reason
+          : readSecretReason(toolName, file, call.context);
+      if (secret) {
+        findings.add("SECRET", `${toolName} ${shown}: ${secret}`);
+        return decided(finish(findings, "confirm"));
+      }
+      findings.add("READ");
+      return decided(finish(findings, "allow"));
+    }
+
+    findings.add("WRITE", `${toolName} ${shown}`);
     const tamper = tamperReasonFor(file, call.context);
     if (tamper) {
       findings.add("TAMPER", tamper);
-      return finish(findings, "block");
+      return decided(finish(findings, "block"));
     }
     const rule = sensitiveRuleFor(file, call.context);
     if (rule) findings.add("SECRET", `${toolName} touches ${rule.why}`);
-    const gitExec = laterExecReasonFor(file, call.context);
-    if (gitExec) findings.add("EXIT", gitExec);
-    if (policy === "read-only") return finish(findings, "block", "read-only policy blocks writes and edits");
-    if (policy === "ask") return finish(findings, "confirm", "ask policy confirms every write and edit");
-    return finish(findings, findings.has("SECRET") || findings.has("EXIT") ? "confirm" : "allow");
+    const later = laterExecReasonFor(file, call.context);
+    if (later) findings.add("EXIT", later);
+    if (policy === "read-only")
+      return decided(finish(findings, "block", "read-only policy blocks writes and edits"));
+    if (policy === "ask")
+      return decided(finish(findings, "confirm", "ask policy confirms every write and edit"));
+    return decided(finish(findings, findings.has("SECRET") || findings.has("EXIT") ? "confirm" : "allow"));
   }
 
   findings.add("UNKNOWN", `custom tool \`${toolName}\` (extension or MCP): its effects are unknown`);
   if (policy === "read-only") return finish(findings, "block", "read-only policy blocks custom tools");
   return finish(findings, "confirm");
+}
+
+/** read/find/ls: a credential file itself (by name, location or hard link); read also a folder of them. */
+function readSecretReason(toolName: string, file: string, ctx: PathContext): string | undefined {
+  const rule =
+    sensitiveRuleFor(file, ctx) ?? (toolName === "read" ? sensitiveContainerFor(file, ctx) : undefined);
+  return rule ? `touches ${rule.why}` : undefined;
 }
 
 function finish(findings: Findings, decision: GateDecision, reason?: string): Decision {
