@@ -4,7 +4,7 @@ import assert from "node:assert/strict";
 import { link, mkdir, writeFile } from "node:fs/promises";
 import path from "node:path";
 import { test } from "node:test";
-import { isCredentialVariable } from "../../agent-runtime/gate/credential-names.ts";
+import { isCredentialVariable } from "../../agent-runtime/gate/credential-variables.ts";
 import { decide } from "../../agent-runtime/gate/decide.ts";
 import { canonicalIn, type PathContext, pathContextFromEnv } from "../../agent-runtime/gate/path-context.ts";
 import { matchComponent } from "../../agent-runtime/gate/path-patterns.ts";
