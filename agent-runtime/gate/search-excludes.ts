@@ -202,7 +202,7 @@ export function grepSecretReason(
     const verdict = globCouldSelect(glob, relevant, matchComponent);
     if (verdict.could)
       return {
-        reason: `the search's own glob ${JSON.stringify(glob)} overrides the excludes: ${verdict.reason}`,
+        reason: `its glob ${JSON.stringify(glob)} overrides the search excludes and ${verdict.reason} (credential files)`,
       };
   }
   return undefined;

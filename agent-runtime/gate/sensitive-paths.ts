@@ -60,7 +60,7 @@ export const SENSITIVE_RULES: readonly SensitiveRule[] = [
   },
   {
     id: "netrc",
-    why: ".netrc holds login credentials",
+    why: "login credentials (.netrc)",
     patterns: [".netrc", "_netrc"],
     probes: (ctx) => [home(ctx, ".netrc")],
   },
