@@ -24,6 +24,7 @@ import { filterGrepContent, filterGrepText } from "./gate/search-result-filter.t
 import { loadBashParser } from "./gate/shell-parser.ts";
 import { createLogger } from "./log.ts";
 import { readEffectivePolicy } from "./policy/policy-store.ts";
+import { vettedApprovals } from "./vetted-content.ts";
 
 /** What a tool_result handler may return (Pi does not export this type). */
 interface ToolResultChange {
@@ -128,6 +129,13 @@ async function gateToolCall(
     if (allowed && event.toolName === "grep" && decision.classes.includes("SECRET"))
       state.approvedSearches.add(event.toolCallId);
   }
+  // What the decision read (and, if asked, showed) is what this call may run: whoever executes it verifies these
+  // exact bytes right before the run (vetted-content.ts), so a script rewritten in between does not run.
+  if (allowed && decision.scripts?.length)
+    vettedApprovals.record(
+      event.toolCallId,
+      decision.scripts.map((script) => script.file),
+    );
   const searchProblem =
     event.toolName === "grep" ? searchExcludeProblem(state.search, process.env) : undefined;
   log.info(
@@ -142,6 +150,15 @@ async function gateToolCall(
       policySource: effective.source,
       ...(effective.fileProblem ? { policyFileProblem: effective.fileProblem } : {}),
       ...(decision.path !== undefined ? { path: decision.path } : {}),
+      ...(decision.scripts?.length
+        ? {
+            scripts: decision.scripts.map((s) => ({
+              path: s.file.path,
+              sha256: s.file.sha256,
+              bytes: s.file.bytes,
+            })),
+          }
+        : {}),
       ...(searchProblem ? { searchExcludes: searchProblem } : {}),
       answer,
     },

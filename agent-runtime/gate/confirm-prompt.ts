@@ -26,6 +26,19 @@ export function confirmPrompt(
     title = "Allow this shell command?";
     lines.push("Command:", clip(String(record.command ?? "")));
     lines.push(`Working directory: ${ctx.cwd}`);
+    for (const script of decision.scripts ?? []) {
+      lines.push(
+        "",
+        `It runs ${script.what}: ${script.file.path} (${script.file.bytes} bytes, sha256 ${script.file.sha256})`,
+        "----",
+        script.text,
+        "----",
+      );
+    }
+    if (decision.scripts?.length)
+      lines.push(
+        "A yes covers exactly these bytes, once: if a file changes before the run, it does not run.",
+      );
   } else if (toolName === "write") {
     const content = String(record.content ?? "");
     title = `Allow writing ${record.path}?`;

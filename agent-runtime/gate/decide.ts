@@ -2,6 +2,7 @@
 import type { Parser } from "web-tree-sitter";
 import type { PolicyMode } from "../policy/policy-store.ts";
 import { Findings, type GateClass } from "./gate-classes.ts";
+import { inspectLocalCode, type ShownScript } from "./local-code.ts";
 import { canonicalIn, type PathContext } from "./path-context.ts";
 import { PATH_TOOLS, type PiPaths, resolveToolInputPath } from "./pi-paths.ts";
 import { laterExecReasonFor, tamperReasonFor } from "./protected-paths.ts";
@@ -32,6 +33,11 @@ export interface Decision {
   classes: GateClass[];
   reasons: string[];
   /**
+   * For bash: the local code the command runs, read and inspected (class 7). The dialog shows it; the exact
+   * bytes are what an allowed call records as vetted (the executor verifies them right before the run).
+   */
+  scripts?: ShownScript[];
+  /**
    * For read/write/edit/grep/find/ls: the absolute, canonical path the decision was made on. The gate writes it
    * into the call's `input.path`, so the tool opens exactly this file.
    */
@@ -56,10 +62,26 @@ export function decide(call: ToolCallToDecide): Decision {
     for (const reason of shell.reasons) findings.reasons.push(reason);
     if (findings.has("TAMPER")) return finish(findings, "block");
     if (policy === "read-only") return finish(findings, "block", "read-only policy blocks shell commands");
-    if (policy === "ask") return finish(findings, "confirm", "ask policy confirms every shell command");
+    // Write, then run: what the local code does decides, and the dialog shows it.
+    let scripts: ShownScript[] = [];
+    if (shell.localCode.length > 0) {
+      // Writes other than running local code (the classifier words those "runs local code: …").
+      const commandWrites = shell.has("WRITE") && shell.reasons.some((r) => !r.startsWith("runs local code"));
+      const verdict = inspectLocalCode(shell.localCode, call.context, call.parser, classifyShell, {
+        commandWrites,
+      });
+      for (const cls of verdict.classes) findings.add(cls);
+      findings.reasons.push(...verdict.reasons);
+      scripts = verdict.shown;
+    }
+    const withScripts = (decision: Decision): Decision =>
+      scripts.length > 0 ? { ...decision, scripts } : decision;
+    if (findings.has("TAMPER")) return withScripts(finish(findings, "block"));
+    if (policy === "ask")
+      return withScripts(finish(findings, "confirm", "ask policy confirms every shell command"));
     if (findings.has("EXIT") || findings.has("SECRET") || findings.has("UNKNOWN"))
-      return finish(findings, "confirm");
-    return finish(findings, "allow");
+      return withScripts(finish(findings, "confirm"));
+    return withScripts(finish(findings, "allow"));
   }
 
   const pathTool = PATH_TOOLS.get(toolName);
