@@ -100,9 +100,10 @@ export function decide(call: ToolCallToDecide): Decision {
       { cwd: call.context.cwd, toolHome: call.context.home },
       (absolute) => canonicalIn(call.context, absolute),
     );
-    if (!resolved.ok) return block(findings, `${toolName} ${JSON.stringify(raw)}: ${resolved.reason}`);
+    if (!resolved.ok)
+      return block(findings, `${toolName} ${JSON.stringify(clip(raw ?? "."))}: ${resolved.reason}`);
     const file = resolved.path;
-    const shown = raw ?? ".";
+    const shown = clip(raw ?? ".");
     const decided = (decision: Decision) => ({ ...decision, path: file });
 
     if (READ_TOOLS.has(toolName)) {
@@ -155,6 +156,11 @@ function finish(findings: Findings, decision: GateDecision, reason?: string): De
 function block(findings: Findings, reason: string): Decision {
   findings.add("UNKNOWN", reason);
   return finish(findings, "block");
+}
+
+/** Reasons quote inputs: never more than a line of them (they are logged and shown to the model). */
+function clip(text: string): string {
+  return text.length > 120 ? `${text.slice(0, 120)}…` : text;
 }
 
 function isRecord(value: unknown): value is Record<string, unknown> {

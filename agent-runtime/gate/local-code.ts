@@ -1,7 +1,7 @@
 // Class 7 of issue 10, write then run: a shell command that runs local code (`bash x.sh`, `./x`, `python3 x.py`,
 // `node x.js`, `make`, `npm test`…, reported by the shell classifier as LocalCodeRun findings) is decided on
-// what that code does. The files are read bounded (workspace files only, ≤ 256 KB each, ≤ 1 MB and 16 files per
-// call, through readForVetting), shell text (scripts, package.json scripts and their pre/post and install
+// what that code does. The files are read bounded (workspace files only, ≤ 256 KB each, ≤ 512 KB and 16 files per
+// call, through readForVetting; ≤ 32 KB of shell text classified), shell text (scripts, package.json scripts and their pre/post and install
 // hooks, Makefile recipes) goes through the same shell classifier, other languages through token scans
 // (script-scan.ts), and local files they run or import are followed (bounded, breadth first). Whatever is
 // found is merged into the decision, the files are shown in the dialog, and their exact bytes are what an
@@ -23,7 +23,9 @@ import {
 import { secretDirectoryRuleFor, sensitiveRuleByName, sensitiveRuleFor } from "./sensitive-paths.ts";
 
 export const MAX_INSPECTED_FILES = 16;
-export const MAX_INSPECTED_BYTES = 1024 * 1024;
+export const MAX_INSPECTED_BYTES = 512 * 1024;
+/** Shell text classified per call, at most (one command's worth: the classifier's own bound and budget). */
+export const MAX_CLASSIFIED_CHARS = 32 * 1024;
 const MAX_DEPTH = 4;
 /** How much of one file a dialog shows; a file cut short is said to be, and not covered by the approval. */
 export const MAX_SHOWN_CHARS = 64 * 1024;
@@ -83,7 +85,13 @@ export function inspectLocalCode(
   });
 
   /** Shell text through the shell classifier; what it runs in turn is queued. */
+  let classified = 0;
   const classifyText = (script: string, cwd: string, where: string, depth: number) => {
+    classified += script.length;
+    if (classified > MAX_CLASSIFIED_CHARS)
+      return opaque(
+        `${where}: more shell code than the gate reads in one decision (${MAX_CLASSIFIED_CHARS / 1024} KB)`,
+      );
     const findings = classify(script, parser, atCwd(cwd));
     const notable = findings.sortedClasses().filter((cls) => cls !== "READ" && cls !== "WRITE");
     for (const cls of notable) classes.add(cls);
@@ -262,21 +270,25 @@ export function inspectLocalCode(
     show(got.vetted, `Makefile recipes for ${goals.length ? goals.join(" ") : "the default goal"}`, got.text);
     const dir = path.dirname(makefile);
     for (const why of recipes.opaque) opaque(`${path.basename(makefile)}: ${why}`);
+    if (recipes.tooLarge) return;
     for (const include of recipes.includes) {
       if (include.includes(MAKE_UNKNOWN)) opaque(`${path.basename(makefile)} includes a computed file`);
       else {
         const included = read(path.resolve(dir, include), "included makefile");
         if (included) {
           show(included.vetted, "included makefile", included.text);
-          for (const s of makefileRecipes(included.text, []).scripts)
-            classifyText(s.script, run.cwd, `${include} (${s.target})`, depth);
+          const scripts = makefileRecipes(included.text, []).scripts.map((r) => r.script);
+          if (scripts.length) classifyText(scripts.join("\n"), run.cwd, include, depth);
         }
       }
     }
-    for (const command of recipes.parseTime)
-      classifyText(command, run.cwd, `${path.basename(makefile)} $(shell …)`, depth);
-    for (const { target, script } of recipes.scripts)
-      classifyText(script, run.cwd, `${path.basename(makefile)} (${target})`, depth);
+    // One classification for all of it (one parse; the classifier bounds the size): what make runs while
+    // reading the file, then every recipe that would run, each after a comment naming its target.
+    const text = [
+      ...recipes.parseTime,
+      ...recipes.scripts.map(({ target, script }) => `# ${target.replace(/\n/g, " ")}\n${script}`),
+    ].join("\n");
+    if (text) classifyText(text, run.cwd, path.basename(makefile), depth);
   }
 
   function inspectPackageScripts(run: LocalCodeRun, depth: number) {

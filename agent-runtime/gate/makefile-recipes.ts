@@ -18,9 +18,11 @@ export interface MakefileRecipes {
   opaque: string[];
   /** Variable references expanded so far (bounded by MAX_REFERENCES). */
   references: number;
+  /** Reading stopped early: the file is larger than the gate reads (nothing else is reported). */
+  tooLarge?: boolean;
 }
 
-const MAX_RULES = 512;
+const MAX_RULES = 128;
 const MAX_EXPANSION_DEPTH = 8;
 const MAX_EXPANDED_CHARS = 64 * 1024;
 /** An expansion the gate cannot know: a shell variable, so it is a computed word to the shell classifier. */
@@ -177,10 +179,14 @@ export function makefileRecipes(text: string, goals: readonly string[]): Makefil
           recipe: rule[4] !== undefined ? [rule[4].trim()] : [],
           pattern: target.includes("%"),
         };
-        if (rules.length < MAX_RULES) rules.push(entry);
-        else opaque("it has too many rules to read");
+        rules.push(entry);
         return entry;
       });
+      if (rules.length > MAX_RULES) {
+        opaque(`it has more than ${MAX_RULES} rules, more than the gate reads`);
+        result.tooLarge = true;
+        return result;
+      }
       continue;
     }
     // Top-level function calls ($(eval …), $(call …)) can define anything.
@@ -196,6 +202,14 @@ export function makefileRecipes(text: string, goals: readonly string[]): Makefil
       rules.find((r) => !r.pattern && !r.targets[0]?.startsWith("."))?.targets[0];
     if (fallback) wanted = [expand(fallback).trim()];
   }
+  const byTarget = new Map<string, Rule[]>();
+  for (const r of rules) {
+    if (r.pattern) continue;
+    const target = r.targets[0] as string;
+    const list = byTarget.get(target);
+    if (list) list.push(r);
+    else byTarget.set(target, [r]);
+  }
   const seen = new Set<string>();
   const used = new Set<Rule>();
   let usePatterns = false;
@@ -203,11 +217,11 @@ export function makefileRecipes(text: string, goals: readonly string[]): Makefil
     const target = wanted[i] as string;
     if (seen.has(target)) continue;
     seen.add(target);
-    const explicit = rules.filter((r) => !r.pattern && r.targets.includes(target));
+    const explicit = byTarget.get(target) ?? [];
     if (!explicit.some((r) => r.recipe.length > 0)) usePatterns = true;
     for (const r of explicit) {
       used.add(r);
-      for (const prerequisite of r.prerequisites) wanted.push(prerequisite);
+      for (const prerequisite of r.prerequisites) if (!seen.has(prerequisite)) wanted.push(prerequisite);
     }
   }
   if (usePatterns) for (const r of rules) if (r.pattern) used.add(r);

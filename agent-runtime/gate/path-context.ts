@@ -117,25 +117,52 @@ export function expandTilde(raw: string, home: string): string {
   return raw;
 }
 
+/** Longer paths cannot be opened (PATH_MAX): the kernel answers ENAMETOOLONG, so they are decided as written. */
+const PATH_MAX = 4096;
+
 /** realpath of the longest existing prefix, with the missing tail appended (targets of writes may not exist). */
 export function realpathOfExisting(absolute: string, cache?: Map<string, string>): string {
   if (!cache) return uncachedRealpathOfExisting(absolute);
+  if (absolute.length >= PATH_MAX) return absolute;
   const cached = cache.get(absolute);
   if (cached !== undefined) return cached;
   let resolved: string;
   if (existsSync(absolute)) {
     resolved = uncachedRealpathOfExisting(absolute, true);
-  } else if (lstatSync(absolute, { throwIfNoEntry: false })?.isSymbolicLink()) {
-    // A dangling symlink: writing through it creates its target, so the target is the path that counts.
-    resolved = physicalPath(absolute);
   } else {
-    // Missing: canonicalise the parent (memoised, so sibling arguments share it) and append the name.
-    const parent = path.dirname(absolute);
-    resolved =
-      parent === absolute ? absolute : path.join(realpathOfExisting(parent, cache), path.basename(absolute));
+    // The longest existing prefix, by binary search over the components (a prefix that does not exist has no
+    // existing extension): O(log n) probes, where walking up one level at a time costs O(n²) kernel work.
+    const parts = absolute.split("/").filter((p) => p.length > 0);
+    let low = 0; // parts[0..low) exists (the root always does)
+    let high = parts.length; // parts[0..high) does not
+    while (high - low > 1) {
+      const mid = (low + high) >> 1;
+      const prefix = `/${parts.slice(0, mid).join("/")}`;
+      if (cache.has(prefix) || existsSync(prefix)) low = mid;
+      else high = mid;
+    }
+    const existing = `/${parts.slice(0, low).join("/")}`;
+    const firstMissing = `${existing === "/" ? "" : existing}/${parts[low] ?? ""}`;
+    if (isSymlink(firstMissing)) {
+      // A dangling symlink: writing through it creates its target, so the target is the path that counts.
+      resolved = physicalPath(absolute);
+    } else {
+      const base = cache.get(existing) ?? uncachedRealpathOfExisting(existing, true);
+      cache.set(existing, base);
+      resolved = path.join(base, ...parts.slice(low));
+    }
   }
   cache.set(absolute, resolved);
   return resolved;
+}
+
+/** lstat without throwing: ENAMETOOLONG, EACCES, ELOOP… mean "not a link we can follow". */
+function isSymlink(absolute: string): boolean {
+  try {
+    return lstatSync(absolute, { throwIfNoEntry: false })?.isSymbolicLink() === true;
+  } catch {
+    return false;
+  }
 }
 
 /** Per-decision memo (a context lives for one decision, so it never goes stale across calls). */
@@ -156,6 +183,7 @@ export function canonicalIn(ctx: PathContext, absolute: string): string {
 }
 
 function uncachedRealpathOfExisting(absolute: string, likelyExists = false): string {
+  if (absolute.length >= PATH_MAX) return absolute;
   if (likelyExists) {
     // Paths that normally exist (cwd, HOME): one realpath(3) syscall, no existence probe. Elsewhere a missing
     // path is common (a dev machine has no /opt/chat-ui-agent) and a thrown ENOENT costs more than existsSync.
@@ -187,6 +215,7 @@ const MAX_SYMLINK_HOPS = 40;
  * hop budget: a symlink loop stops the walk (the kernel would answer ELOOP, so nothing is opened anyway).
  */
 export function physicalPath(absolute: string): string {
+  if (absolute.length >= PATH_MAX) return absolute;
   const pending = absolute.split("/").reverse(); // a stack: the next component is last
   let resolved = "/";
   let hops = 0;

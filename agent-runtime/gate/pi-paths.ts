@@ -54,6 +54,8 @@ export function resolveToolInputPath(
   // grep/find/ls: `resolveToCwd(searchDir || ".", cwd)`; read/write/edit take the string as given.
   const input = spec.optional ? raw || "." : raw;
   if (typeof input !== "string") return { ok: false, reason: `${toolName} without a path` };
+  // No real path is this long; deciding on megabytes of escapes or "a/../" would only cost time. Refused.
+  if (input.length > MAX_INPUT_CHARS) return { ok: false, reason: "the path is too long to decide on" };
   let lexical: string;
   let opened: string;
   try {
@@ -67,6 +69,10 @@ export function resolveToolInputPath(
     // e.g. fileURLToPath refusing "file://host/x" or an encoded "/": the tool would fail the same way.
     return { ok: false, reason: `Pi cannot resolve the path (${errorText(error)})` };
   }
+  // The kernel refuses longer paths and names (ENAMETOOLONG): nothing would be opened, and matching rules
+  // against megabytes of one name would only cost time.
+  if (opened.length >= PATH_MAX || opened.split("/").some((part) => Buffer.byteLength(part) > NAME_MAX))
+    return { ok: false, reason: "the path is longer than the file system allows" };
   const decided = canonical(opened);
   let again: string;
   try {
@@ -86,6 +92,12 @@ export function resolveToolInputPath(
   }
   return { ok: true, path: decided, lexical };
 }
+
+/** Linux limits: a path and one name (ext4, xfs, btrfs, tmpfs). */
+const PATH_MAX = 4096;
+const NAME_MAX = 255;
+/** A path input longer than this is refused before resolution (4 × PATH_MAX leaves room for %xx escapes). */
+const MAX_INPUT_CHARS = 4 * PATH_MAX;
 
 let loading: Promise<PiPaths> | undefined;
 

@@ -202,8 +202,13 @@ export function grepSecretReason(
     const verdict = globCouldSelect(glob, relevant, matchComponent);
     if (verdict.could)
       return {
-        reason: `its glob ${JSON.stringify(glob)} overrides the search excludes and ${verdict.reason} (credential files)`,
+        reason: `its glob ${JSON.stringify(clip(glob))} overrides the search excludes and ${verdict.reason} (credential files)`,
       };
   }
   return undefined;
+}
+
+/** Reasons quote inputs: never more than a line of them. */
+function clip(text: string): string {
+  return text.length > 120 ? `${text.slice(0, 120)}…` : text;
 }

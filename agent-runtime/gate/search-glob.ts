@@ -8,7 +8,7 @@
 // at its working directory), `*` stays within one component, a trailing "/" means everything below.
 
 /** Longer globs, or more brace alternatives than this, are not analysed: they count as matching anything. */
-export const MAX_GLOB_CHARS = 1024;
+export const MAX_GLOB_CHARS = 128;
 export const MAX_ALTERNATIVES = 64;
 
 type CharSet =
@@ -214,6 +214,7 @@ function member(set: CharSet, cp: number): boolean {
 function overlap(a: CharSet, b: CharSet): boolean {
   if (a.kind === "lit") return member(b, a.cp);
   if (b.kind === "lit") return member(a, b.cp);
+  if (a.kind !== "class" && b.kind !== "class") return true; // "component" and "all" share "a"
   const candidates = [0x41, 0x61, 0x30, 0x2e, 0x10ffff, 0x20];
   for (const set of [a, b]) {
     if (set.kind !== "class") continue;
@@ -222,20 +223,31 @@ function overlap(a: CharSet, b: CharSet): boolean {
   return candidates.some((cp) => cp >= 0 && member(a, cp) && member(b, cp));
 }
 
-function closure(nfa: Nfa, seeds: number[]): number[] {
-  const seen = new Set(seeds);
-  const stack = [...seeds];
-  while (stack.length > 0) {
-    const state = stack.pop() as number;
-    for (const next of nfa.states[state]?.eps ?? []) {
-      if (!seen.has(next)) {
-        seen.add(next);
-        stack.push(next);
+/** Each state's ε-closure, computed once per NFA (iteratively). */
+const closures = new WeakMap<Nfa, number[][]>();
+function closureOf(nfa: Nfa, state: number): number[] {
+  let all = closures.get(nfa);
+  if (!all) {
+    all = nfa.states.map((_, start) => {
+      const seen = new Set([start]);
+      const stack = [start];
+      while (stack.length > 0) {
+        for (const next of nfa.states[stack.pop() as number]?.eps ?? []) {
+          if (!seen.has(next)) {
+            seen.add(next);
+            stack.push(next);
+          }
+        }
       }
-    }
+      return [...seen];
+    });
+    closures.set(nfa, all);
   }
-  return [...seen];
+  return all[state] ?? [];
 }
+
+/** Pairs of states explored at most; beyond, the answer is "could match" (the safe side). */
+const MAX_PRODUCT_STATES = 200_000;
 
 /** Some path matches both NFAs: a breadth-first walk over pairs of states. */
 function intersects(a: Nfa, b: Nfa): boolean {
@@ -243,8 +255,8 @@ function intersects(a: Nfa, b: Nfa): boolean {
   const seen = new Uint8Array(a.states.length * width);
   const queue: number[] = [];
   const push = (sa: number, sb: number) => {
-    for (const ca of closure(a, [sa])) {
-      for (const cb of closure(b, [sb])) {
+    for (const ca of closureOf(a, sa)) {
+      for (const cb of closureOf(b, sb)) {
         const key = ca * width + cb;
         if (seen[key] === 0) {
           seen[key] = 1;
@@ -255,6 +267,7 @@ function intersects(a: Nfa, b: Nfa): boolean {
   };
   push(0, 0);
   for (let head = 0; head < queue.length; head++) {
+    if (head > MAX_PRODUCT_STATES) return true;
     const key = queue[head] as number;
     const sa = Math.floor(key / width);
     const sb = key % width;
@@ -292,6 +305,24 @@ function literalTail(glob: string): { tail: string; wholeComponent: boolean } {
     }
   }
   return { tail, wholeComponent };
+}
+
+/**
+ * A cheap necessary condition before the product walk: both globs constrain the last path component. If the
+ * model glob's last component is literal, the rule's last component must match it; otherwise their literal
+ * endings must agree (one a suffix of the other). A rule ending in `**` constrains nothing here.
+ */
+function lastComponentsCompatible(
+  tail: string,
+  wholeComponent: boolean,
+  rulePattern: string,
+  matchComponent: (pattern: string, text: string) => boolean,
+): boolean {
+  const last = rulePattern.slice(rulePattern.lastIndexOf("/") + 1);
+  if (last === "**") return true;
+  if (wholeComponent) return matchComponent(last, tail);
+  const ruleTail = last.slice(Math.max(last.lastIndexOf("*"), last.lastIndexOf("?")) + 1);
+  return tail.endsWith(ruleTail) || ruleTail.endsWith(tail);
 }
 
 export interface SearchRulePattern {
@@ -339,6 +370,7 @@ export function globCouldSelect(
           : except.startsWith("*") && matchComponent(except, tail),
       );
       if (spared) continue;
+      if (!lastComponentsCompatible(tail, wholeComponent, rule.pattern, matchComponent)) continue;
       if (intersects(nfa, compiledRulePattern(rule.pattern)))
         return { could: true, pattern: rule.pattern, reason: `could select ${rule.pattern}` };
     }

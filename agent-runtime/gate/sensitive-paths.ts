@@ -325,6 +325,8 @@ export function sensitiveRuleByName(file: string, ctx: PathContext): SensitiveRu
 export function sensitiveRuleByPattern(file: string): SensitiveRule | undefined {
   if (procProcessEntry(file)) return PROC_RULE;
   const parts = file.split("/").filter((p) => p.length > 0);
+  // A name longer than NAME_MAX cannot be opened (ENAMETOOLONG): no file to protect, no time spent matching.
+  if (parts.some((part) => part.length > NAME_MAX)) return undefined;
   for (const rule of SENSITIVE_RULES) {
     if (rule.except && matchesAnyComponent(rule.except, parts.at(-1) ?? "")) continue;
     if (rule.patterns.some((pattern) => matchesAtAnyDepth(pattern, parts))) return rule;
@@ -332,6 +334,9 @@ export function sensitiveRuleByPattern(file: string): SensitiveRule | undefined 
   }
   return undefined;
 }
+
+/** The longest name a Linux file system accepts, in bytes (so at most this many UTF-16 units). */
+const NAME_MAX = 255;
 
 const PROC_RULE = SENSITIVE_RULES.find((rule) => rule.id === "proc-process") as SensitiveRule;
 

@@ -8,7 +8,12 @@ import path from "node:path";
 import { test } from "node:test";
 import fc from "fast-check";
 import { decide } from "../../agent-runtime/gate/decide.ts";
-import { type PathContext, pathContextFromEnv, physicalPath } from "../../agent-runtime/gate/path-context.ts";
+import {
+  canonicalIn,
+  type PathContext,
+  pathContextFromEnv,
+  physicalPath,
+} from "../../agent-runtime/gate/path-context.ts";
 import { loadPiPaths, locatePiPackage, resolveToolInputPath } from "../../agent-runtime/gate/pi-paths.ts";
 import type { SearchExcludeState } from "../../agent-runtime/gate/search-excludes.ts";
 import type { PolicyMode } from "../../agent-runtime/policy/policy-store.ts";
@@ -218,4 +223,27 @@ test("Pi's path functions come from the Pi package that is running, else the one
   assert.equal(locatePiPackage(path.join(installed, "dist", "cli.js")), installed);
   assert.equal(locatePiPackage("/nonexistent/cli.js"), installed);
   assert.equal(paths.packageDir, locatePiPackage());
+});
+
+test("pathological paths are decided quickly and never crash: megabytes, thousands of components, long names", async (t) => {
+  const l = await layout(t);
+  for (const input of [
+    "a".repeat(1024 * 1024),
+    "a/".repeat(100_000),
+    "../".repeat(100_000),
+    `file://${l.ws}/${"%41".repeat(100_000)}`,
+    "\u00a0".repeat(1024 * 1024),
+    "x".repeat(300),
+  ]) {
+    for (const tool of TOOLS) {
+      const [auto] = decideAll(l, tool, inputFor(tool, input));
+      assert.equal(auto?.decision, "block", `${tool} ${input.slice(0, 20)}… (${input.length})`);
+      assert.ok((auto?.reasons.join().length ?? 0) < 2000, "reasons quote a clipped input");
+    }
+  }
+  // 1,000 missing components under the workspace: canonicalised iteratively (no stack overflow).
+  const deep = path.join(l.ws, "a/".repeat(1000), "file.txt");
+  assert.equal(canonicalIn(l.context(), deep), deep);
+  const [write] = decideAll(l, "write", { path: deep, content: "x" });
+  assert.equal(write?.decision, "allow");
 });
