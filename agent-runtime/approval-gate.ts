@@ -47,7 +47,12 @@ class ApprovedSecretSearches {
   }
 }
 
+/** Tool calls one turn may make before the gate refuses more (a bound on the per-turn id set). */
+const MAX_CALLS_PER_TURN = 1024;
+
 interface GateState {
+  /** Tool call ids seen in the current turn. */
+  turnIds: Set<string>;
   gateDirs: string[];
   search: SearchExcludeState;
   approvedSearches: ApprovedSecretSearches;
@@ -63,7 +68,13 @@ export default function approvalGate(pi: ExtensionAPI): void {
   // The gate's own files are protected wherever the bundle is installed (the image: /opt/chat-ui-agent),
   // and so is a generated exclude config.
   const gateDirs = [bundleDir, ...(search.path ? [path.dirname(search.path)] : [])];
-  const state: GateState = { gateDirs, search, approvedSearches: new ApprovedSecretSearches(), log };
+  const state: GateState = {
+    turnIds: new Set(),
+    gateDirs,
+    search,
+    approvedSearches: new ApprovedSecretSearches(),
+    log,
+  };
   // Start loading the parser and Pi's path functions now so the first call does not pay for them; a failure
   // surfaces per call (as a block).
   loadBashParser().catch(() => {});
@@ -73,8 +84,25 @@ export default function approvalGate(pi: ExtensionAPI): void {
     filterResult(event, ctx, state),
   );
 
+  // Tool call ids come from the model. Within one turn Pi decides every call before running any, so two calls
+  // sharing an id would share (and overwrite) what the gate records per id: the second one is refused.
+  pi.on("turn_start", async () => {
+    state.turnIds.clear();
+  });
+
   pi.on("tool_call", async (event: ToolCallEvent, ctx: ExtensionContext): Promise<ToolCallEventResult> => {
     try {
+      if (state.turnIds.has(event.toolCallId) || state.turnIds.size >= MAX_CALLS_PER_TURN) {
+        log.warn(
+          { tool: event.toolName, toolCallId: event.toolCallId, decision: "block" },
+          "duplicate tool call id",
+        );
+        return {
+          block: true,
+          reason: `Blocked by the approval gate: another tool call in this turn has the id ${JSON.stringify(event.toolCallId)}. Nothing ran.`,
+        };
+      }
+      state.turnIds.add(event.toolCallId);
       return await gateToolCall(event, ctx, state);
     } catch (error) {
       log.error(

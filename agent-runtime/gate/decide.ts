@@ -7,7 +7,7 @@ import { canonicalIn, type PathContext } from "./path-context.ts";
 import { PATH_TOOLS, type PiPaths, resolveToolInputPath } from "./pi-paths.ts";
 import { laterExecReasonFor, tamperReasonFor } from "./protected-paths.ts";
 import { grepSecretReason, type SearchExcludeState } from "./search-excludes.ts";
-import { sensitiveContainerFor, sensitiveRuleFor } from "./sensitive-paths.ts";
+import { sensitiveContainerFor, sensitiveRuleByName, sensitiveRuleFor } from "./sensitive-paths.ts";
 import { classifyShell } from "./shell-classifier.ts";
 
 export type GateDecision = "allow" | "confirm" | "block";
@@ -103,14 +103,18 @@ export function decide(call: ToolCallToDecide): Decision {
     if (!resolved.ok)
       return block(findings, `${toolName} ${JSON.stringify(clip(raw ?? "."))}: ${resolved.reason}`);
     const file = resolved.path;
+    // The spelled path counts too: /proc/<pid>/fd/N, /proc/<pid>/root/… are sensitive even where their
+    // target (another namespace's view, a deleted file) looks ordinary once resolved.
+    const spelled = sensitiveRuleByName(resolved.lexical, call.context);
     const shown = clip(raw ?? ".");
     const decided = (decision: Decision) => ({ ...decision, path: file });
 
     if (READ_TOOLS.has(toolName)) {
       const secret =
-        toolName === "grep"
+        (spelled ? `touches ${spelled.why}` : undefined) ??
+        (toolName === "grep"
           ? grepSecretReason(file, input.glob, call.context, call.search, call.env ?? process.env)?.reason
-          : readSecretReason(toolName, file, call.context);
+          : readSecretReason(toolName, file, call.context));
       if (secret) {
         findings.add("SECRET", `${toolName} ${shown}: ${secret}`);
         return decided(finish(findings, "confirm"));
@@ -125,7 +129,7 @@ export function decide(call: ToolCallToDecide): Decision {
       findings.add("TAMPER", tamper);
       return decided(finish(findings, "block"));
     }
-    const rule = sensitiveRuleFor(file, call.context);
+    const rule = sensitiveRuleFor(file, call.context) ?? spelled;
     if (rule) findings.add("SECRET", `${toolName} touches ${rule.why}`);
     const later = laterExecReasonFor(file, call.context);
     if (later) findings.add("EXIT", later);

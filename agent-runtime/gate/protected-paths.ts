@@ -1,6 +1,6 @@
 // Paths whose change would change the gate itself: the policy file (and its directory), the gate's
 // install directory, and Pi's agent dir (settings, extensions, auth) plus a project's .pi directory.
-import { existsSync } from "node:fs";
+import { existsSync, statSync } from "node:fs";
 import path from "node:path";
 import { POLICY_DIR } from "../runtime-paths.ts";
 import { isWithin, type PathContext } from "./path-context.ts";
@@ -26,12 +26,25 @@ export function tamperReasonFor(
     return `changes Pi's agent settings, extensions or auth (${ctx.agentDir})`;
   const projectPi = path.join(ctx.cwd, ".pi");
   if (isWithin(file, projectPi)) return `changes the project's Pi settings or extensions (${projectPi})`;
+  if (sameFile(file, ctx.policyPath)) return `${policy}: it is a hard link to the policy file`;
   if (options.ancestors) {
     for (const dir of [...ctx.gateDirs, ctx.agentDir]) {
       if (isWithin(dir, file)) return `moves or removes a directory holding the approval gate (${dir})`;
     }
   }
   return undefined;
+}
+
+/** Two names for one inode (a hard link): writing either changes both. */
+function sameFile(a: string, b: string): boolean {
+  try {
+    const first = statSync(a, { throwIfNoEntry: false });
+    if (!first?.isFile() || first.nlink < 2) return false;
+    const second = statSync(b, { throwIfNoEntry: false });
+    return second !== undefined && first.dev === second.dev && first.ino === second.ino;
+  } catch {
+    return false;
+  }
 }
 
 /** Files other programs run or obey later: writing one is a possible exit (class 6 of issue 10). */

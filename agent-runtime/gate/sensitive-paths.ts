@@ -228,7 +228,7 @@ export const SENSITIVE_RULES: readonly SensitiveRule[] = [
     id: "proc-process",
     why: "another process's environment, memory, arguments or open files (/proc)",
     patterns: [],
-    absolute: ["/proc/kcore", "/dev/mem", "/dev/kmem", "/dev/port"],
+    absolute: ["/proc/kcore", "/dev/mem", "/dev/kmem", "/dev/port", "/dev/fd/**"],
     probes: () => ["/proc/self/environ", "/proc/1/environ"],
   },
   {

@@ -115,7 +115,7 @@ test("explain and the real extension decide every corpus case as expected, in ev
         },
       } as unknown as ExtensionContext;
       const result = await handler(
-        { type: "tool_call", toolCallId: `c${i}`, toolName: c.tool, input } as ToolCallEvent,
+        { type: "tool_call", toolCallId: `${policy}-${i}`, toolName: c.tool, input } as ToolCallEvent,
         ctx,
       );
       const outcome = result?.block ? (dialogs > 0 ? "confirm" : "block") : "allow";

@@ -247,3 +247,30 @@ test("pathological paths are decided quickly and never crash: megabytes, thousan
   const [write] = decideAll(l, "write", { path: deep, content: "x" });
   assert.equal(write?.decision, "allow");
 });
+
+test("/proc/<pid>/fd and /dev/fd are decided as spelled: an fd of an ordinary file still needs a dialog", async (t) => {
+  const l = await layout(t);
+  const { openSync, closeSync } = await import("node:fs");
+  const fd = openSync(path.join(l.ws, "notes.txt"), "r");
+  t.after(() => closeSync(fd));
+  for (const spelling of [
+    `/proc/self/fd/${fd}`,
+    `/proc/${process.pid}/fd/${fd}`,
+    `/dev/fd/${fd}`,
+    `/proc/self/root${l.ws}/notes.txt`,
+  ]) {
+    const [auto] = decideAll(l, "read", { path: spelling });
+    assert.equal(auto?.decision, "confirm", `${spelling}: ${JSON.stringify(auto)}`);
+  }
+});
+
+test("a hard link to the policy file is the policy file: writing it is blocked in every policy", async (t) => {
+  const l = await layout(t);
+  const { link } = await import("node:fs/promises");
+  await writeFile(path.join(l.root, "policy"), "ask\n");
+  await link(path.join(l.root, "policy"), path.join(l.ws, "settings.txt"));
+  for (const tool of ["write", "edit"] as const) {
+    const decisions = decideAll(l, tool, inputFor(tool, "settings.txt")).map((d) => d.decision);
+    assert.deepEqual(decisions, ["block", "block", "block"], tool);
+  }
+});
