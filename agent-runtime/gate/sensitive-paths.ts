@@ -7,7 +7,8 @@ import path from "node:path";
 import { isWithin, type PathContext } from "./path-context.ts";
 import { matchesAbsolute, matchesAnyComponent, matchesAtAnyDepth } from "./path-patterns.ts";
 
-export interface SensitiveRule {
+/** A rule as data (the list below); SensitiveRule adds `matches`. */
+export interface SensitiveRuleSpec {
   id: string;
   why: string;
   /**
@@ -23,6 +24,11 @@ export interface SensitiveRule {
   located?(ctx: PathContext): string[];
   /** Example paths the rule covers: a recursive read of a folder holding one is gated; hard links are compared. */
   probes(ctx: PathContext): string[];
+}
+
+export interface SensitiveRule extends SensitiveRuleSpec {
+  /** This rule alone covers the canonical path, by name and location (no file system access). */
+  matches(file: string, ctx: PathContext): boolean;
 }
 
 const TEMPLATES = ["*.example", "*.sample", "*.template", "*.dist", "*.tmpl"];
@@ -44,7 +50,7 @@ const SSH_PUBLIC = [
 const home = (ctx: PathContext, ...parts: string[]) => path.join(ctx.home, ...parts);
 
 /** Edit this list to protect more files; tests/unit/gate-sensitive-paths.test.ts covers every rule. */
-export const SENSITIVE_RULES: readonly SensitiveRule[] = [
+const RULE_SPECS: readonly SensitiveRuleSpec[] = [
   {
     id: "dotenv",
     why: "environment file with secrets (.env)",
@@ -267,6 +273,23 @@ export const SENSITIVE_RULES: readonly SensitiveRule[] = [
     probes: (ctx) => [path.join(ctx.cwd, "id_rsa")],
   },
 ];
+
+export const SENSITIVE_RULES: readonly SensitiveRule[] = RULE_SPECS.map((spec) => ({
+  ...spec,
+  matches: (file: string, ctx: PathContext) => ruleMatches(spec, file, ctx),
+}));
+
+function ruleMatches(rule: SensitiveRuleSpec, file: string, ctx: PathContext): boolean {
+  if (rule.id === "proc-process" && procProcessEntry(file)) return true;
+  const parts = file.split("/").filter((p) => p.length > 0);
+  if (parts.some((part) => part.length > NAME_MAX)) return false;
+  if (rule.except && matchesAnyComponent(rule.except, parts.at(-1) ?? "")) return false;
+  return (
+    rule.patterns.some((pattern) => matchesAtAnyDepth(pattern, parts)) ||
+    (rule.absolute?.some((pattern) => matchesAbsolute(pattern, parts)) ?? false) ||
+    (rule.located?.(ctx).includes(file) ?? false)
+  );
+}
 
 /** /proc/<pid>/… entries that say nothing about another process's secrets; every other one is sensitive. */
 const PROC_HARMLESS = new Set([

@@ -26,7 +26,11 @@ test("every rule covers its own examples", () => {
   for (const rule of SENSITIVE_RULES) {
     const probes = rule.probes(ctx);
     assert.ok(probes.length > 0, rule.id);
-    for (const probe of probes) assert.ok(sensitiveRuleFor(probe, ctx), `${rule.id}: ${probe}`);
+    for (const probe of probes) {
+      assert.ok(sensitiveRuleFor(probe, ctx), `${rule.id}: ${probe}`);
+      assert.ok(rule.matches(probe, ctx), `${rule.id} matches its own ${probe}`);
+    }
+    assert.equal(rule.matches("/work/project/src/app.ts", ctx), false, rule.id);
   }
 });
 
