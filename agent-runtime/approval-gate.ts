@@ -133,7 +133,7 @@ async function gateToolCall(
   const context = pathContextFromEnv(ctx.cwd, process.env, state.gateDirs);
   // Only bash needs the parser, only path tools Pi's path functions: a broken one blocks those calls alone.
   const parser = event.toolName === "bash" ? await loadBashParser().catch(() => undefined) : undefined;
-  const paths = PATH_TOOLS.has(event.toolName) ? await loadPiPaths().catch(() => undefined) : undefined;
+  const paths = PATH_TOOLS.has(event.toolName) ? await loadPiPaths().catch(() => null) : undefined;
   const shownInput = isRecord(event.input) ? { ...event.input } : event.input;
   const decision = decide({
     policy: effective.policy,

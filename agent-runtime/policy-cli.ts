@@ -120,7 +120,7 @@ async function runExplain(args: string[], io: CliIo, out: (v: unknown) => void):
   });
   const parser = await loadBashParser();
   // Without Pi's path functions (a bundle copied away from its node_modules), path tools explain as blocked.
-  const paths = await loadPiPaths().catch(() => undefined);
+  const paths = await loadPiPaths().catch(() => null);
   const gateDirs = [ownDir(import.meta.url)];
   const explainOne = (raw: unknown): { ok: boolean; value: unknown } => {
     const parsed = ExplainLine.safeParse(raw);

@@ -4,7 +4,7 @@ import type { PolicyMode } from "../policy/policy-store.ts";
 import { Findings, type GateClass } from "./gate-classes.ts";
 import { inspectLocalCode, type ShownScript } from "./local-code.ts";
 import { canonicalIn, type PathContext } from "./path-context.ts";
-import { PATH_TOOLS, type PiPaths, resolveToolInputPath } from "./pi-paths.ts";
+import { PATH_TOOLS, type PiPaths, piPathsSync, resolveToolInputPath } from "./pi-paths.ts";
 import { laterExecReasonFor, tamperReasonFor } from "./protected-paths.ts";
 import { grepSecretReason, type SearchExcludeState } from "./search-excludes.ts";
 import { sensitiveContainerFor, sensitiveRuleByName, sensitiveRuleFor } from "./sensitive-paths.ts";
@@ -20,8 +20,11 @@ export interface ToolCallToDecide {
   context: PathContext;
   /** tree-sitter-bash, from loadBashParser(); only bash calls need it (without it they are blocked). */
   parser: Parser | undefined;
-  /** Pi's own path functions, from loadPiPaths(); without them every path tool is blocked. */
-  paths?: PiPaths | undefined;
+  /**
+   * Pi's own path functions, from loadPiPaths() (default: piPathsSync()); null when they failed to load. Without
+   * them every path tool is blocked.
+   */
+  paths?: PiPaths | null | undefined;
   /** The search exclude config (search-excludes.ts); absent means searches are not protected by it. */
   search?: SearchExcludeState | undefined;
   /** Where RIPGREP_CONFIG_PATH is read from (the gate's process env). */
@@ -91,10 +94,11 @@ export function decide(call: ToolCallToDecide): Decision {
       return block(findings, `malformed input: ${toolName} with a path that is not a string`);
     if (!pathTool.optional && typeof raw !== "string")
       return block(findings, `malformed input: ${toolName} without a path`);
-    if (!call.paths)
+    const paths = call.paths === undefined ? piPathsSync() : call.paths;
+    if (!paths)
       return block(findings, "Pi's path resolution is unavailable, so the path cannot be decided on");
     const resolved = resolveToolInputPath(
-      call.paths,
+      paths,
       toolName,
       raw,
       { cwd: call.context.cwd, toolHome: call.context.home },

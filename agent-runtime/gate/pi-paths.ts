@@ -2,6 +2,7 @@
 // unicode spaces, "~", read's macOS name variants), loaded from the Pi package by file URL so they are the very
 // module Pi's tools import. Never a re-implementation: the gate must decide on the file Pi will really open.
 import { readFileSync, realpathSync } from "node:fs";
+import { createRequire } from "node:module";
 import path from "node:path";
 import { pathToFileURL } from "node:url";
 import { findPiInstall, PI_PACKAGE, PI_VERSION } from "../pi-install.ts";
@@ -100,6 +101,53 @@ const NAME_MAX = 255;
 const MAX_INPUT_CHARS = 4 * PATH_MAX;
 
 let loading: Promise<PiPaths> | undefined;
+let loaded: PiPaths | undefined;
+let syncFailure: string | undefined;
+
+/**
+ * Pi's path functions without waiting: the instance loadPiPaths() loaded, else the same files loaded through
+ * require() (Node ≥ 22.12 loads ES modules that way; the functions are pure, so the instance does not matter).
+ * Undefined when they cannot be loaded: every path tool is then blocked.
+ */
+export function piPathsSync(): PiPaths | undefined {
+  if (loaded || syncFailure) return loaded;
+  try {
+    const packageDir = locatePiPackage();
+    if (readVersion(packageDir) !== PI_VERSION) throw new Error(`Pi at ${packageDir} is not ${PI_VERSION}`);
+    const require = createRequire(import.meta.url);
+    const utils = require(path.join(packageDir, "dist", "utils", "paths.js")) as Record<string, unknown>;
+    const tools = require(path.join(packageDir, "dist", "core", "tools", "path-utils.js")) as Record<
+      string,
+      unknown
+    >;
+    loaded = checked(packageDir, utils, tools);
+  } catch (error) {
+    syncFailure = errorText(error);
+  }
+  return loaded;
+}
+
+function checked(
+  packageDir: string,
+  utils: Record<string, unknown>,
+  tools: Record<string, unknown>,
+): PiPaths {
+  const { resolvePath } = utils;
+  const { resolveToCwd, resolveReadPath } = tools;
+  if (
+    typeof resolvePath !== "function" ||
+    typeof resolveToCwd !== "function" ||
+    typeof resolveReadPath !== "function"
+  ) {
+    throw new Error(`Pi at ${packageDir} does not export resolvePath/resolveToCwd/resolveReadPath`);
+  }
+  return {
+    resolvePath: resolvePath as PiPaths["resolvePath"],
+    resolveToCwd: resolveToCwd as PiPaths["resolveToCwd"],
+    resolveReadPath: resolveReadPath as PiPaths["resolveReadPath"],
+    packageDir,
+  };
+}
 
 /**
  * Loads Pi's path functions once per process (a failed load is retried on the next call; until then every
@@ -120,21 +168,8 @@ export function loadPiPaths(): Promise<PiPaths> {
       importDist("utils/paths.js"),
       importDist("core/tools/path-utils.js"),
     ]);
-    const { resolvePath } = utils;
-    const { resolveToCwd, resolveReadPath } = tools;
-    if (
-      typeof resolvePath !== "function" ||
-      typeof resolveToCwd !== "function" ||
-      typeof resolveReadPath !== "function"
-    ) {
-      throw new Error(`Pi at ${packageDir} does not export resolvePath/resolveToCwd/resolveReadPath`);
-    }
-    return {
-      resolvePath: resolvePath as PiPaths["resolvePath"],
-      resolveToCwd: resolveToCwd as PiPaths["resolveToCwd"],
-      resolveReadPath: resolveReadPath as PiPaths["resolveReadPath"],
-      packageDir,
-    };
+    loaded = checked(packageDir, utils, tools);
+    return loaded;
   })();
   loading.catch(() => {
     loading = undefined;

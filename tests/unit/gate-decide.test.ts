@@ -102,7 +102,14 @@ test("without the shell parser, bash is blocked in every mode and other tools st
     });
     assert.equal(read.decision, "allow", policy);
     // Without Pi's own path functions, no path can be decided on: every path tool is blocked.
-    const unresolved = decide({ policy, toolName: "read", input: { path: "a.txt" }, context: ctx, parser });
+    const unresolved = decide({
+      policy,
+      toolName: "read",
+      input: { path: "a.txt" },
+      context: ctx,
+      parser,
+      paths: null,
+    });
     assert.equal(unresolved.decision, "block", policy);
     assert.match(unresolved.reasons.join(), /path resolution is unavailable/);
   }

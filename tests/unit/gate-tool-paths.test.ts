@@ -14,7 +14,12 @@ import {
   pathContextFromEnv,
   physicalPath,
 } from "../../agent-runtime/gate/path-context.ts";
-import { loadPiPaths, locatePiPackage, resolveToolInputPath } from "../../agent-runtime/gate/pi-paths.ts";
+import {
+  loadPiPaths,
+  locatePiPackage,
+  piPathsSync,
+  resolveToolInputPath,
+} from "../../agent-runtime/gate/pi-paths.ts";
 import type { SearchExcludeState } from "../../agent-runtime/gate/search-excludes.ts";
 import type { PolicyMode } from "../../agent-runtime/policy/policy-store.ts";
 import { tempDir } from "../support/workspace.ts";
@@ -223,6 +228,10 @@ test("Pi's path functions come from the Pi package that is running, else the one
   assert.equal(locatePiPackage(path.join(installed, "dist", "cli.js")), installed);
   assert.equal(locatePiPackage("/nonexistent/cli.js"), installed);
   assert.equal(paths.packageDir, locatePiPackage());
+  // decide() without `paths` uses the same functions, loaded without waiting.
+  const sync = piPathsSync();
+  assert.equal(sync?.packageDir, paths.packageDir);
+  assert.equal(sync?.resolveToCwd("@file:///x/%41", "/cwd"), paths.resolveToCwd("@file:///x/%41", "/cwd"));
 });
 
 test("pathological paths are decided quickly and never crash: megabytes, thousands of components, long names", async (t) => {
