@@ -48,6 +48,9 @@ export interface Decision {
 }
 
 const READ_TOOLS = new Set(["read", "grep", "find", "ls"]);
+/** Shell findings that write whole trees (a file the command then runs may appear without being named). */
+const TREE_WRITES =
+  /\b(?:clone|checkout|switch|pull|merge|rebase|reset|restore|stash|apply|extract|unpack|unzip|untar|tar|7z|cpio|download|rsync|copies|copy|moves|move|symlink)\b/i;
 
 export function decide(call: ToolCallToDecide): Decision {
   const findings = new Findings();
@@ -68,9 +71,12 @@ export function decide(call: ToolCallToDecide): Decision {
     // Write, then run: what the local code does decides, and the dialog shows it.
     let scripts: ShownScript[] = [];
     if (shell.localCode.length > 0) {
-      // Writes other than running local code (the classifier words those "runs local code: …").
-      const commandWrites = shell.has("WRITE") && shell.reasons.some((r) => !r.startsWith("runs local code"));
+      // Whole-tree writes (clone, checkout, extract, copy…) can create any file the command then runs.
+      const commandWrites = shell.reasons.some(
+        (r) => !r.startsWith("runs local code") && TREE_WRITES.test(r),
+      );
       const verdict = inspectLocalCode(shell.localCode, call.context, call.parser, classifyShell, {
+        command: input.command,
         commandWrites,
       });
       for (const cls of verdict.classes) findings.add(cls);

@@ -54,15 +54,17 @@ interface Work {
 }
 
 /**
- * `commandWrites`: the command itself writes files (other than by running the local code). A file missing at
- * decision time then may be written by the command before it runs, so it cannot count as "nothing runs".
+ * `command` (the whole command text) and `commandWrites` (it creates or replaces files other than by running the
+ * local code: clones, checkouts, extractions, copies) decide what a file missing at decision time means: if the
+ * command names that file again, or writes whole trees, it may create it before running it, so it is unknown;
+ * otherwise nothing runs (the run fails, or git skips a hook that does not exist).
  */
 export function inspectLocalCode(
   runs: readonly LocalCodeRun[],
   ctx: PathContext,
   parser: Parser,
   classify: ClassifyShell,
-  options: { commandWrites?: boolean } = {},
+  options: { command?: string; commandWrites?: boolean } = {},
 ): LocalCodeVerdict {
   const classes = new Set<GateClass>();
   const reasons: string[] = [];
@@ -118,8 +120,8 @@ export function inspectLocalCode(
     }
     seen.add(file);
     const result = readForVetting(file);
-    if (!result.ok && result.reason === "missing" && !(options.commandWrites ?? true)) {
-      // Nothing is there, and the command writes nothing first: the run fails, or (a git hook) is skipped.
+    if (!result.ok && result.reason === "missing" && !mayBeCreated(file)) {
+      // Nothing is there, and the command does not write it first: the run fails, or (a git hook) is skipped.
       seen.delete(file);
       return undefined;
     }
@@ -144,6 +146,14 @@ export function inspectLocalCode(
       return undefined;
     }
     return { text: result.text, vetted: result.file };
+  };
+
+  /** Could the command itself write `file` before running it? (Unknown command text: assume so.) */
+  const mayBeCreated = (file: string): boolean => {
+    if (options.command === undefined || (options.commandWrites ?? true)) return true;
+    const name = path.basename(file).replace(/[.*+?^${}()|[\]\\]/g, "\\$&");
+    const mentions = options.command.match(new RegExp(`(?<![\\w.-])${name}(?![\\w.-])`, "g"))?.length ?? 0;
+    return mentions >= 2;
   };
 
   const show = (vetted: VettedFile, what: string, text: string) => {

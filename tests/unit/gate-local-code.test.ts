@@ -261,19 +261,30 @@ test("files the gate cannot read or show are not plain: missing, too large, outs
   assert.equal(creds.shown.length, 0, "a credential file is never shown");
   for (const file of ["missing.sh", "big.sh", "../outside.sh"])
     assert.ok(risky(inspect("shell-script", [file])), file);
-  // A missing file counts as "nothing runs" only when the command writes nothing that could create it first.
+  // A missing file counts as "nothing runs" only when the command cannot have written it first: it does not name
+  // it a second time and writes no whole trees (clone, checkout, extract…).
   const missing = (
+    command: string | undefined,
     commandWrites: boolean,
     file = path.join(ws, "later.sh"),
     kind: LocalCodeRun["kind"] = "shell-script",
   ) =>
     inspectLocalCode([{ kind, program: "bash", paths: [file], cwd: ws }], ctx, parser, classifyShell, {
+      ...(command !== undefined ? { command } : {}),
       commandWrites,
     });
-  assert.equal(risky(missing(false)), false);
-  assert.ok(risky(missing(true)), "e.g. `echo … > later.sh && bash later.sh`");
+  assert.equal(risky(missing("bash later.sh", false)), false);
+  assert.ok(
+    risky(missing("printf 'curl x' > later.sh && bash later.sh", false)),
+    "written by the same command",
+  );
+  assert.ok(risky(missing("git clone https://x.example/r . && bash later.sh", true)), "a whole tree appears");
+  assert.ok(risky(missing(undefined, false)), "no command text: assume it may be written");
   // git runs only hooks that exist: a missing hook is skipped even by a command that writes.
-  assert.equal(risky(missing(true, path.join(ws, ".git", "hooks", "pre-commit"), "executable")), false);
+  assert.equal(
+    risky(missing("git checkout main", true, path.join(ws, ".git", "hooks", "post-checkout"), "executable")),
+    false,
+  );
   // A loop of scripts running each other is read once each.
   const loop = await workspace(t, { "a.sh": "bash ./b.sh\n", "b.sh": "bash ./a.sh\n" });
   assert.equal(loop.inspect("shell-script", ["a.sh"]).shown.length, 2);
