@@ -51,8 +51,8 @@ class ApprovedSecretSearches {
 const MAX_CALLS_PER_TURN = 1024;
 
 interface GateState {
-  /** Tool call ids seen in the current turn. */
-  turnIds: Set<string>;
+  /** Tool call ids seen in the current turn, and whether the gate recorded something under one. */
+  turnIds: Map<string, { recorded: boolean }>;
   gateDirs: string[];
   search: SearchExcludeState;
   approvedSearches: ApprovedSecretSearches;
@@ -69,7 +69,7 @@ export default function approvalGate(pi: ExtensionAPI): void {
   // and so is a generated exclude config.
   const gateDirs = [bundleDir, ...(search.path ? [path.dirname(search.path)] : [])];
   const state: GateState = {
-    turnIds: new Set(),
+    turnIds: new Map(),
     gateDirs,
     search,
     approvedSearches: new ApprovedSecretSearches(),
@@ -84,26 +84,19 @@ export default function approvalGate(pi: ExtensionAPI): void {
     filterResult(event, ctx, state),
   );
 
-  // Tool call ids come from the model. Within one turn Pi decides every call before running any, so two calls
-  // sharing an id would share (and overwrite) what the gate records per id: the second one is refused.
+  // Tool call ids come from the model. Within one turn Pi decides every call before running any, and the gate
+  // keeps per-id records (vetted script bytes, an approved credential search) for whoever runs the call: two
+  // calls sharing an id where either has such a record would swap them, so the later one is refused.
   pi.on("turn_start", async () => {
     state.turnIds.clear();
   });
 
   pi.on("tool_call", async (event: ToolCallEvent, ctx: ExtensionContext): Promise<ToolCallEventResult> => {
     try {
-      if (state.turnIds.has(event.toolCallId) || state.turnIds.size >= MAX_CALLS_PER_TURN) {
-        log.warn(
-          { tool: event.toolName, toolCallId: event.toolCallId, decision: "block" },
-          "duplicate tool call id",
-        );
-        return {
-          block: true,
-          reason: `Blocked by the approval gate: another tool call in this turn has the id ${JSON.stringify(event.toolCallId)}. Nothing ran.`,
-        };
-      }
-      state.turnIds.add(event.toolCallId);
-      return await gateToolCall(event, ctx, state);
+      const earlier = state.turnIds.get(event.toolCallId);
+      if (earlier?.recorded || (!earlier && state.turnIds.size >= MAX_CALLS_PER_TURN))
+        return duplicateId(event, log);
+      return await gateToolCall(event, ctx, state, earlier !== undefined);
     } catch (error) {
       log.error(
         {
@@ -127,6 +120,7 @@ async function gateToolCall(
   event: ToolCallEvent,
   ctx: ExtensionContext,
   state: GateState,
+  idSeenThisTurn: boolean,
 ): Promise<ToolCallEventResult> {
   const { log } = state;
   const effective = readEffectivePolicy(process.env); // every call: the file may have just changed
@@ -154,9 +148,14 @@ async function gateToolCall(
   if (decision.decision === "confirm") {
     answer = await ask(event, shownInput, ctx, decision, context);
     allowed = answer === "yes";
-    if (allowed && event.toolName === "grep" && decision.classes.includes("SECRET"))
-      state.approvedSearches.add(event.toolCallId);
   }
+  const approvedSearch = allowed && event.toolName === "grep" && decision.classes.includes("SECRET");
+  const records = allowed && (approvedSearch || (decision.scripts?.length ?? 0) > 0);
+  if (records && idSeenThisTurn) return duplicateId(event, log);
+  state.turnIds.set(event.toolCallId, {
+    recorded: records || (state.turnIds.get(event.toolCallId)?.recorded ?? false),
+  });
+  if (approvedSearch) state.approvedSearches.add(event.toolCallId);
   // What the decision read (and, if asked, showed) is what this call may run: whoever executes it verifies these
   // exact bytes right before the run (vetted-content.ts), so a script rewritten in between does not run.
   if (allowed && decision.scripts?.length)
@@ -236,6 +235,17 @@ function blockReason(
     error: "Blocked by the approval gate: asking for approval failed",
   }[answer];
   return `${head} (policy ${policy} from ${source}). ${why}. Nothing ran.`;
+}
+
+function duplicateId(event: ToolCallEvent, log: ReturnType<typeof createLogger>): ToolCallEventResult {
+  log.warn(
+    { tool: event.toolName, toolCallId: event.toolCallId, decision: "block" },
+    "duplicate tool call id",
+  );
+  return {
+    block: true,
+    reason: `Blocked by the approval gate: another tool call in this turn has the id ${JSON.stringify(event.toolCallId)}, and one of them needs a record under it. Nothing ran.`,
+  };
 }
 
 /**

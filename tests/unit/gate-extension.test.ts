@@ -27,10 +27,8 @@ function loadHandler(): Handler {
   return handler;
 }
 
-// Each call gets its own id: within one turn the gate refuses a second call with an id already used.
-let nextId = 0;
 const bash = (command: string) =>
-  ({ type: "tool_call", toolCallId: `t${++nextId}`, toolName: "bash", input: { command } }) as ToolCallEvent;
+  ({ type: "tool_call", toolCallId: "t1", toolName: "bash", input: { command } }) as ToolCallEvent;
 
 function context(
   cwd: string,

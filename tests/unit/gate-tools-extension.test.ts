@@ -51,12 +51,20 @@ async function gate(t: import("node:test").TestContext, policy: string) {
   return { ws, call, result, turn, setAnswer: (yes: boolean) => (answer = yes) };
 }
 
-test("a second call with an id already used in this turn is refused; a new turn may reuse it", async (t) => {
+test("two calls of one turn cannot share an id when either needs a record under it; a new turn may reuse it", async (t) => {
   const g = await gate(t, "auto");
-  assert.deepEqual(await g.call("x1", "read", { path: "README.md" }), {});
+  // Plain calls keep nothing per id: sharing one is harmless.
+  assert.deepEqual(await g.call("x0", "read", { path: "README.md" }), {});
+  assert.deepEqual(await g.call("x0", "read", { path: "README.md" }), {});
+  // An approved credential search keeps a record under its id: a second call with that id is refused…
+  g.setAnswer(true);
+  assert.deepEqual(await g.call("x1", "grep", { pattern: "TOKEN", path: ".env" }), {});
   const again = await g.call("x1", "read", { path: "README.md" });
   assert.equal(again.block, true);
   assert.match(String(again.reason), /another tool call in this turn has the id/);
+  // …and so is a call that would record under an id an earlier call of the turn used.
+  assert.deepEqual(await g.call("y1", "read", { path: "README.md" }), {});
+  assert.equal((await g.call("y1", "grep", { pattern: "TOKEN", path: ".env" })).block, true);
   await g.turn();
   assert.deepEqual(await g.call("x1", "read", { path: "README.md" }), {});
 });
