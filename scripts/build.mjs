@@ -1,6 +1,6 @@
 // Bundles the runtime entry points into self-contained ESM files laid out as in the image:
 // build/opt/chat-ui-agent/<name>.mjs. Pi stays external (RUNTIME_EXTERNALS: resolved from the install's node_modules).
-import { copyFile, mkdir, rm } from "node:fs/promises";
+import { copyFile, mkdir, rm, writeFile } from "node:fs/promises";
 import { createRequire } from "node:module";
 import path from "node:path";
 import { build } from "esbuild";
@@ -69,6 +69,10 @@ export async function buildAll() {
   for (const asset of assets) {
     await copyFile(requireFromRoot.resolve(asset.module), path.join(outDir, asset.output));
   }
+  // The search excludes, generated from the sensitive-path rules (Node runs the .ts source by type stripping):
+  // the gate checks this file byte for byte against its own rules at load.
+  const { searchExcludeConfig, RG_EXCLUDE_FILE } = await import("../agent-runtime/gate/search-excludes.ts");
+  await writeFile(path.join(outDir, RG_EXCLUDE_FILE), searchExcludeConfig(), { mode: 0o444 });
   return entries.map((e) => path.join(outDir, e.output));
 }
 

@@ -3,6 +3,7 @@
 // are unwrapped and parsed again. Whatever cannot be seen statically counts as a possible exit and secret.
 import path from "node:path";
 import type { Node, Parser } from "web-tree-sitter";
+import { CREDENTIAL_VARIABLE } from "./credential-variables.ts";
 import { Findings } from "./gate-classes.ts";
 import { canonicalIn, expandTilde, type PathContext } from "./path-context.ts";
 import { laterExecReasonFor, tamperReasonFor } from "./protected-paths.ts";
@@ -22,8 +23,6 @@ const MAX_DEPTH = 6;
 /** Commands longer than this are not parsed: opaque. */
 export const MAX_COMMAND_CHARS = 64 * 1024;
 
-export const CREDENTIAL_VARIABLE =
-  /(TOKEN|SECRET|PASSW|PASSPHRASE|API_?KEY|ACCESS_?KEY|PRIVATE_?KEY|CREDENTIAL|AUTH|COOKIE|SESSION|_PAT$|^PAT_)/i;
 /** Variables that make later programs run other commands or load code. */
 const EXEC_VARIABLE =
   /^(GIT_(SSH|SSH_COMMAND|PAGER|EDITOR|EXTERNAL_DIFF|ASKPASS|PROXY_COMMAND|EXEC_PATH|CONFIG.*|TEMPLATE_DIR)|PAGER|EDITOR|VISUAL|LD_PRELOAD|LD_LIBRARY_PATH|BASH_ENV|ENV|PROMPT_COMMAND|NODE_OPTIONS|PYTHONSTARTUP|PERL5OPT|SSH_ASKPASS)$/;
