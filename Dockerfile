@@ -1,15 +1,18 @@
 # chat-ui-agent-runtime: pinned, patched Pi 0.84.2 with the approval gate, the bridge and a health endpoint.
 # Legacy-builder compatible (no BuildKit-only syntax). Layers are ordered so the lockfile install is cached
-# until package.json, package-lock.json or the patches change.
+# until package.json or package-lock.json change, and the patched Pi until the patches change too.
 ARG NODE_IMAGE=node:22-bookworm-slim
 
-# --- build: bundle the runtime entry points (esbuild) -------------------------------------------------------
-FROM ${NODE_IMAGE} AS build
+# --- deps: the whole lockfile (dev dependencies included), no install scripts --------------------------------
+# Shared by the two stages below. The pinned-Node package's install script stays off: the base image's Node
+# runs the build, and the bundles' guard checks it.
+FROM ${NODE_IMAGE} AS deps
 WORKDIR /src
 COPY package.json package-lock.json ./
-# Dev dependencies are needed for esbuild only; no install scripts (the pinned-Node package is not needed here:
-# the base image's Node runs the build, and the bundles' guard checks it).
 RUN npm ci --ignore-scripts --no-audit --no-fund
+
+# --- build: bundle the runtime entry points (esbuild) -------------------------------------------------------
+FROM deps AS build
 COPY tsconfig.json ./
 COPY patches/ patches/
 COPY scripts/ scripts/
@@ -17,12 +20,31 @@ COPY agent-runtime/ agent-runtime/
 COPY bridge/ bridge/
 RUN node scripts/node-guard.mjs image-build && node scripts/build.mjs
 
+# --- pi: the patched Pi and only what it needs at run time ---------------------------------------------------
+# Fail closed: the upstream shape check, patch-package and the post-check (scripts/pi-patches.mjs apply, our
+# postinstall) run on their own line, and any failure stops the build. Then the tree is pruned to what the
+# bundles leave external (Pi and its dependencies, from the lockfile), maps and third-party declarations are
+# dropped, and the post-check runs again on what will ship (scripts/prune-runtime-modules.mjs).
+FROM deps AS pi
+COPY patches/ patches/
+COPY scripts/node-guard.mjs scripts/pi-patches.mjs scripts/build.mjs scripts/prune-runtime-modules.mjs scripts/
+RUN npm run postinstall
+RUN node scripts/prune-runtime-modules.mjs
+
 # --- runtime -------------------------------------------------------------------------------------------------
 FROM ${NODE_IMAGE}
 # tini is PID 1 (signals reach our processes, zombies are reaped); curl and /bin/sh serve sbx-server's bootstrap.
-RUN apt-get update \
+# Documentation and translations are not installed (the official slim bases exclude the same paths), and
+# apt's package cache and lists go in the same layer (a base without docker's apt-clean hook keeps every .deb).
+# git keeps its hard dependency perl (git's own scripts and the agent's one-liners use it).
+RUN printf '%s\n' 'path-exclude=/usr/share/doc/*' 'path-include=/usr/share/doc/*/copyright' \
+      'path-exclude=/usr/share/man/*' 'path-exclude=/usr/share/info/*' 'path-exclude=/usr/share/lintian/*' \
+      'path-exclude=/usr/share/locale/*' 'path-include=/usr/share/locale/locale.alias' \
+      > /etc/dpkg/dpkg.cfg.d/chat-ui-agent-nodoc \
+ && apt-get update \
  && apt-get install -y --no-install-recommends tini git ripgrep ca-certificates curl \
- && rm -rf /var/lib/apt/lists/*
+ && apt-get clean \
+ && rm -rf /var/lib/apt/lists/* /var/cache/apt/*.bin
 
 # `agent` must be uid 1000 (HF Spaces); the official base ships `node` with that uid, so it gives way.
 RUN set -eu; \
@@ -36,15 +58,12 @@ RUN set -eu; \
     install -d -o root -g root -m 0755 /run/chat-ui-agent
 
 WORKDIR /opt/chat-ui-agent
-COPY package.json package-lock.json ./
-COPY patches/ patches/
-COPY scripts/node-guard.mjs scripts/pi-patches.mjs scripts/
-# Production dependencies exactly from the lockfile. Third-party install scripts stay off (as `allowScripts`
-# says); our own postinstall then runs on its own line: it checks Pi's upstream shape, applies and verifies
-# the patches, and any failure stops the build (fail closed).
-RUN npm ci --omit=dev --ignore-scripts --no-audit --no-fund && npm cache clean --force
-RUN npm run postinstall
-
+# The patched, pruned Pi, with the manifest that describes it and what re-checks it in place
+# (`node scripts/pi-patches.mjs check`).
+COPY --from=pi /src/node_modules/ /opt/chat-ui-agent/node_modules/
+COPY --from=pi /src/package.json /src/package-lock.json /opt/chat-ui-agent/
+COPY --from=pi /src/patches/ /opt/chat-ui-agent/patches/
+COPY --from=pi /src/scripts/pi-patches.mjs /opt/chat-ui-agent/scripts/
 COPY --from=build /src/build/opt/chat-ui-agent/ /opt/chat-ui-agent/
 RUN ln -s /opt/chat-ui-agent/node_modules/.bin/pi /usr/local/bin/pi \
  && printf '#!/bin/sh\nexec node /opt/chat-ui-agent/policy-cli.mjs "$@"\n' > /usr/local/bin/chat-ui-agent-policy \

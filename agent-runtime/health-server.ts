@@ -1,18 +1,31 @@
 // The Space's default command: a small health endpoint. HF Jobs replace it with sbx-server.
-// Fail closed: unless the installed Pi handler is our verified patched one, it answers 503 with the reason.
+// Fail closed: it answers 200 only once the installed Pi handler is our verified patched file AND the installed
+// Pi, started once, answered the behavioural patch probes; until then 503 (probing), and 503 with the reason
+// if either check failed.
 import Fastify from "fastify";
 import { createLogger, type Logger } from "./log.ts";
 import { findPiInstall } from "./pi-install.ts";
+import { type BehaviourVerdict, probeInstalledPi } from "./pi-patch-behaviour.ts";
 import { checkPatchedPi, type PatchStatus } from "./pi-patch-status.ts";
 import { PI_VERSION, RUNTIME_VERSION } from "./version.ts";
 
 export type { PatchStatus };
+
+/** The behavioural probe of the installed Pi: running at start, then passed or failed for good. */
+export type ProbeState =
+  | { state: "pending" }
+  | { state: "passed"; elapsedMs: number }
+  | { state: "failed"; reason: string }
+  /** Not run, because the file check already failed (an unreviewed handler is never started). */
+  | { state: "skipped" };
 
 /** Credentials the runtime may be handed at run time: reported as present/absent, never by value. */
 export const CREDENTIAL_NAMES = ["HF_TOKEN", "OPENAI_API_KEY", "ANTHROPIC_API_KEY", "SANDBOX_TOKEN"] as const;
 
 export interface HealthServerOptions {
   patchStatus: PatchStatus;
+  /** Read on every request: the probe finishes after the server is already listening. */
+  probe: () => ProbeState;
   env?: NodeJS.ProcessEnv;
   logger?: Logger;
 }
@@ -43,7 +56,7 @@ export function credentialPresence(env: NodeJS.ProcessEnv): Record<string, "pres
   );
 }
 
-export function healthBody(patchStatus: PatchStatus, env: NodeJS.ProcessEnv) {
+export function healthBody(patchStatus: PatchStatus, probe: ProbeState, env: NodeJS.ProcessEnv) {
   const common = {
     version: RUNTIME_VERSION,
     pi: PI_VERSION,
@@ -54,22 +67,65 @@ export function healthBody(patchStatus: PatchStatus, env: NodeJS.ProcessEnv) {
       credentials: credentialPresence(env),
     },
   };
-  if (patchStatus.ok) {
-    return { status: "ok", ...common, patches: "verified", handlerSha256: patchStatus.sha256 };
+  if (!patchStatus.ok) {
+    return {
+      status: "unhealthy",
+      ...common,
+      patches: "unverified",
+      patchProbe: probe.state,
+      reason: patchStatus.reason,
+    };
   }
-  return { status: "unhealthy", ...common, patches: "unverified", reason: patchStatus.reason };
+  const handler = { handlerSha256: patchStatus.sha256 };
+  switch (probe.state) {
+    case "passed":
+      return {
+        status: "ok",
+        ...common,
+        patches: "verified",
+        ...handler,
+        patchProbe: "passed",
+        probeMs: probe.elapsedMs,
+      };
+    case "pending":
+      return { status: "starting", ...common, patches: "probing", ...handler, patchProbe: "pending" };
+    case "failed":
+      return {
+        status: "unhealthy",
+        ...common,
+        patches: "unverified",
+        ...handler,
+        patchProbe: "failed",
+        reason: `the installed Pi does not behave as patched: ${probe.reason}`,
+      };
+    default:
+      // "skipped" with a verified file cannot happen; fail closed all the same.
+      return {
+        status: "unhealthy",
+        ...common,
+        patches: "unverified",
+        ...handler,
+        patchProbe: probe.state,
+        reason: "patch probe not run",
+      };
+  }
+}
+
+/** 200 only when the file check and the behavioural probe both passed. */
+export function healthStatusCode(patchStatus: PatchStatus, probe: ProbeState): number {
+  return patchStatus.ok && probe.state === "passed" ? 200 : 503;
 }
 
 /** The Fastify app (not listening): GET and HEAD on `/` and `/health`. */
 export function buildHealthServer(options: HealthServerOptions) {
   const env = options.env ?? process.env;
   const app = Fastify({ loggerInstance: options.logger ?? createLogger("health-server") });
-  const statusCode = options.patchStatus.ok ? 200 : 503;
   for (const url of ["/", "/health"]) {
     // Fastify answers HEAD for every GET route (exposeHeadRoutes), with the same status.
     app.get(url, async (_request, reply) => {
-      reply.code(statusCode).header("cache-control", "no-store");
-      return healthBody(options.patchStatus, env);
+      const probe = options.probe();
+      reply.code(healthStatusCode(options.patchStatus, probe)).header("cache-control", "no-store");
+      return healthBody(options.patchStatus, probe, env);
     });
   }
   return app;
@@ -84,14 +140,55 @@ export function currentPatchStatus(fromDir: string): PatchStatus {
   }
 }
 
+/**
+ * The start-up checks: the file hash at once, then (only if the file is the reviewed one) the behavioural
+ * probe of the same installed Pi, in the background. `probe()` reports where that stands; `settled` resolves
+ * when it is decided. A probe that throws is a failed probe.
+ */
+export function startPatchChecks(
+  fromDir: string,
+  runProbe: (fromDir: string) => Promise<BehaviourVerdict> = (dir) => probeInstalledPi(findPiInstall(dir)),
+) {
+  const patchStatus = currentPatchStatus(fromDir);
+  let state: ProbeState = patchStatus.ok ? { state: "pending" } : { state: "skipped" };
+  const settled: Promise<ProbeState> = patchStatus.ok
+    ? runProbe(fromDir)
+        .then(
+          (verdict): ProbeState =>
+            verdict.ok
+              ? { state: "passed", elapsedMs: verdict.elapsedMs }
+              : { state: "failed", reason: verdict.reason },
+        )
+        .catch(
+          (error: unknown): ProbeState => ({
+            state: "failed",
+            reason: error instanceof Error ? error.message : String(error),
+          }),
+        )
+        .then((final) => {
+          state = final;
+          return final;
+        })
+    : Promise.resolve(state);
+  return { patchStatus, probe: () => state, settled };
+}
+
 async function main(): Promise<void> {
   const log = createLogger("health-server");
   const port = parsePort(process.env.PORT);
   const host = parseHost(process.env.HOST);
-  const patchStatus = currentPatchStatus(import.meta.dirname);
-  if (patchStatus.ok) log.info({ handlerSha256: patchStatus.sha256 }, "patched Pi handler verified");
+  const checks = startPatchChecks(import.meta.dirname);
+  const { patchStatus } = checks;
+  if (patchStatus.ok)
+    log.info({ handlerSha256: patchStatus.sha256 }, "patched Pi handler file verified; probing Pi");
   else log.error({ reason: patchStatus.reason }, "Pi handler NOT verified: serving 503");
-  const app = buildHealthServer({ patchStatus, logger: log });
+  void checks.settled.then((probe) => {
+    if (probe.state === "passed")
+      log.info({ probeMs: probe.elapsedMs }, "Pi answered the patch probes: serving 200");
+    else if (probe.state === "failed")
+      log.error({ reason: probe.reason }, "Pi failed the patch probes: serving 503");
+  });
+  const app = buildHealthServer({ patchStatus, probe: checks.probe, logger: log });
   await app.listen({ host, port });
   const stop = async (signal: string) => {
     log.info({ signal }, "shutting down");

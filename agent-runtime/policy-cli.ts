@@ -12,6 +12,7 @@ import { parseArgs } from "node:util";
 import { z } from "zod";
 import { decide } from "./gate/decide.ts";
 import { ownDir, pathContextFromEnv } from "./gate/path-context.ts";
+import { loadPiPaths } from "./gate/pi-paths.ts";
 import { loadBashParser } from "./gate/shell-parser.ts";
 import { isPolicyMode, POLICY_MODES, readEffectivePolicy, setPolicy } from "./policy/policy-store.ts";
 
@@ -118,6 +119,8 @@ async function runExplain(args: string[], io: CliIo, out: (v: unknown) => void):
     strict: true,
   });
   const parser = await loadBashParser();
+  // Without Pi's path functions (a bundle copied away from its node_modules), path tools explain as blocked.
+  const paths = await loadPiPaths().catch(() => null);
   const gateDirs = [ownDir(import.meta.url)];
   const explainOne = (raw: unknown): { ok: boolean; value: unknown } => {
     const parsed = ExplainLine.safeParse(raw);
@@ -128,7 +131,16 @@ async function runExplain(args: string[], io: CliIo, out: (v: unknown) => void):
     const policy = call.policy ?? readEffectivePolicy(io.env).policy;
     return {
       ok: true,
-      value: decide({ policy, toolName: call.toolName, input: call.input, context, parser }),
+      // The search excludes are assumed active, as they are in the gate (it installs them at load).
+      value: decide({
+        policy,
+        toolName: call.toolName,
+        input: call.input,
+        context,
+        parser,
+        paths,
+        search: { path: undefined, searchCwd: context.cwd, assumed: true },
+      }),
     };
   };
 

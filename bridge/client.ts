@@ -9,6 +9,7 @@ import WebSocket from "ws";
 import type { z } from "zod";
 import {
   AgentExitedFrame,
+  AgentRestartedFrame,
   DIALOG_METHODS,
   DialogClosedFrame,
   ErrorFrame,
@@ -16,6 +17,7 @@ import {
   type PolicyName,
   PROTOCOL_VERSION,
   type QueueSnapshot,
+  READ_ONLY_COMMANDS,
   ResponseFrame,
   type Snapshot,
   WelcomeFrame,
@@ -26,6 +28,7 @@ export type BridgeResponse = z.infer<typeof ResponseFrame>;
 export type BridgeErrorFrame = z.infer<typeof ErrorFrame>;
 export type DialogClosed = z.infer<typeof DialogClosedFrame>;
 export type AgentExited = z.infer<typeof AgentExitedFrame>;
+export type AgentRestarted = z.infer<typeof AgentRestartedFrame>;
 export type Welcome = z.infer<typeof WelcomeFrame>;
 /** Any numbered frame after the welcome: Pi events, responses, dialog_closed, agent_exited… */
 export type BridgeFrame = { type: string; seq: number; [key: string]: unknown };
@@ -79,6 +82,8 @@ interface ClientEvents {
   dialogClosed: [info: { id: string; outcome: string; reason: string }];
   queue: [queue: QueueSnapshot];
   agentExited: [info: AgentExited];
+  /** A new Pi took over on the same session (its queues and any running turn are gone). */
+  agentRestarted: [info: AgentRestarted];
   protocolError: [frame: BridgeErrorFrame];
 }
 
@@ -144,11 +149,16 @@ export class BridgeClient extends EventEmitter<ClientEvents> {
 
   /** Closes for good: pending commands are rejected (they may or may not have run). */
   close(): void {
+    this.shutdown({ attempt: this.attempt });
+  }
+
+  /** Stops for good; `detail` says why (the bridge's close code when it ended the session). */
+  private shutdown(detail: ClientEvents["state"][1]): void {
     this.stopped = true;
     clearTimeout(this.reconnectTimer);
     this.ws?.close(1000, "client closed");
     this.ws = undefined;
-    this.setState("closed", { attempt: this.attempt });
+    this.setState("closed", detail);
     for (const [id, command] of this.pending) {
       this.pending.delete(id);
       command.reject(new BridgeClientClosedError(`client closed before a response to ${id}`));
@@ -278,8 +288,8 @@ export class BridgeClient extends EventEmitter<ClientEvents> {
       const error = new Error(`bridge closed the connection: ${code} ${reason}`);
       this.firstLive?.reject(error);
       this.firstLive = undefined;
-      this.close();
-      this.setState("closed", { attempt: this.attempt, closeCode: code, reason });
+      // One "closed" state, carrying the bridge's code (attach prints "closed by the bridge" from it).
+      this.shutdown({ attempt: this.attempt, closeCode: code, reason });
       return;
     }
     this.attempt += 1;
@@ -331,9 +341,33 @@ export class BridgeClient extends EventEmitter<ClientEvents> {
     }
     this.emit("welcome", welcome);
     this.setState("live", { attempt: 0 });
+    if (welcome.reset === "epoch_changed") this.settleUnknowable();
     for (const command of this.pending.values()) this.send(command.frame);
     this.firstLive?.resolve();
     this.firstLive = undefined;
+  }
+
+  /**
+   * The bridge's state was lost (a new epoch): it cannot know whether a pending command ran. Reads are resent;
+   * every other command resolves with `outcome_unknown` (seq 0: made here, never sent by the bridge) instead of
+   * being run a second time.
+   */
+  private settleUnknowable(): void {
+    for (const [id, command] of this.pending) {
+      const type = String(command.frame.type);
+      if (READ_ONLY_COMMANDS.has(type)) continue;
+      this.pending.delete(id);
+      command.resolve({
+        type: "response",
+        seq: 0,
+        id,
+        command: type,
+        success: false,
+        code: "outcome_unknown",
+        error:
+          "outcome_unknown: the bridge lost its state (a new epoch) before this command was answered; it may or may not have run, and it was not resent",
+      });
+    }
   }
 
   private track(frame: BridgeFrame): void {
@@ -368,6 +402,15 @@ export class BridgeClient extends EventEmitter<ClientEvents> {
           this.queueSnapshot = { steering, followUp };
           this.emit("queue", this.queueSnapshot);
         }
+        return;
+      }
+      case "agent_restarted": {
+        const restarted = AgentRestartedFrame.safeParse(frame);
+        if (!restarted.success) return;
+        // The Pi that held the queues is gone (its dialogs were closed by dialog_closed frames before this).
+        this.queueSnapshot = { steering: [], followUp: [] };
+        this.emit("queue", this.queueSnapshot);
+        this.emit("agentRestarted", restarted.data);
         return;
       }
       case "agent_exited": {

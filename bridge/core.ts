@@ -1,16 +1,19 @@
-// The bridge's state machine, independent of the transport: Pi's lines in, numbered frames out;
-// client commands checked, deduplicated and forwarded with the bridge's own ids; dialogs tracked
-// and refused (never approved) on every path that cannot get a real answer.
-import { randomBytes } from "node:crypto";
+// The bridge's state machine, independent of the transport: Pi's lines in, numbered frames out; client
+// commands checked, deduplicated and forwarded with the bridge's own ids; Pi proved patched before anything
+// is forwarded, and restarted on the same session when it dies. Dialogs live in dialog-book.ts.
 import type { Logger } from "../agent-runtime/log.ts";
+import { judgeProbe, PATCH_PROBES } from "../agent-runtime/pi-patch-probe.ts";
 import type { EffectivePolicy, PolicyMode, SetPolicyResult } from "../agent-runtime/policy/policy-store.ts";
-import { checkAnswer, toPendingDialog } from "./dialogs.ts";
-import { IdempotencyStore } from "./idempotency.ts";
-import type { PiChild, PiExitInfo } from "./pi-child.ts";
+import { DialogBook, type DialogCloseReason, type Verdict } from "./dialog-book.ts";
+import { toPendingDialog } from "./dialogs.ts";
+import { capText, MAX_FRAME_DEPTH, nestsDeeperThan, usableId } from "./frame-input.ts";
+import { type Frame, IdempotencyStore } from "./idempotency.ts";
+import type { AgentUnit, PiExitInfo } from "./pi-child.ts";
 import {
   type BridgeStatus,
   CLIENT_FRAME_TYPES,
   ClientFrame,
+  type Durability,
   type Isolation,
   type PendingDialog,
   PiCommandFrame,
@@ -20,10 +23,11 @@ import {
   SESSION_REPLACING_COMMANDS,
   type Snapshot,
 } from "./protocol.ts";
+import { RestartPolicy } from "./restart-policy.ts";
 
-export type Frame = Record<string, unknown>;
+export type { Frame };
 
-/** Where numbered frames go: the replay ring (network) or stdout (stdio). */
+/** Where numbered frames go: the replay ring and journal (network) or stdout (stdio). */
 export interface FrameSink {
   /** `raw` is Pi's own JSON text for `frame` when it passes through unchanged. */
   publish(frame: Frame, raw?: string): void;
@@ -35,34 +39,54 @@ export interface PolicyAccess {
   set(options: { policy: PolicyMode; expected?: PolicyMode }): Promise<SetPolicyResult>;
 }
 
+export interface SessionInfo {
+  sessionId: string;
+  sessionFile: string | null;
+}
+
 export interface CoreOptions {
   mode: "network" | "stdio";
+  epoch: string;
   detachedGraceMs: number;
   idleExitMs: number;
   maxFrameBytes: number;
   isolation: Isolation;
   policy: PolicyAccess;
   log: Logger;
-  /** Called when the bridge should shut down (idle exit, Pi exit after linger). */
-  requestShutdown: (reason: string) => void;
-  /** Network mode: how long to keep serving replay after Pi exited. */
+  /** Called when the bridge should shut down (idle exit, Pi gone for good after linger). */
+  requestShutdown: (reason: string, exitCode?: number) => void;
+  /** Network mode: how long to keep serving replay after Pi is gone for good. */
   lingerMs: number;
-  /** Random 128-bit hex; generated here if not given. */
-  epoch?: string;
+  /** Command records (restored from the state dir by the caller, if durable). */
+  idempotency?: IdempotencyStore;
+  /** Starts a new agent unit on the current session; without it, Pi is never restarted (stdio mode). */
+  restartAgent?: () => AgentUnit;
+  restartPolicy?: RestartPolicy;
+  /** How long a started Pi may take to answer the patch probes. */
+  probeTimeoutMs?: number;
+  /** Pi reported another session (new_session, switch_session…): the caller persists it. */
+  onSession?: (session: SessionInfo) => void;
+  /** The set of open dialog ids changed: the caller persists it (closed at the next start). */
+  onOpenDialogs?: (ids: string[]) => void;
+  durability: () => Durability;
 }
 
 type Route =
   | { kind: "client"; clientId: string | undefined; command: string }
-  | { kind: "internal"; resolve: (response: Frame) => void }
+  | { kind: "dialog"; dialogId: string; clientId: string | undefined }
+  | { kind: "internal"; resolve: (response: Frame | undefined) => void }
   | { kind: "ignore" };
 
-interface TrackedDialog {
-  dialog: PendingDialog;
-  timeoutTimer: NodeJS.Timeout | undefined;
-  graceTimer: NodeJS.Timeout | undefined;
+interface HeldCommand {
+  command: Frame;
+  clientId: string | undefined;
+  type: string;
+  bytes: number;
 }
 
-const MAX_TOMBSTONES = 4096;
+/** Commands waiting while Pi starts or restarts. */
+const MAX_HELD_COMMANDS = 256;
+const MAX_HELD_BYTES = 64 * 1024 * 1024;
 
 /** Pi writes every line with JSON.stringify, so an event's text starts with its type. */
 const TYPE_PREFIX = '{"type":"';
@@ -77,18 +101,25 @@ const ROUTED_PI_TYPES: ReadonlySet<string> = new Set([
   "bash_execution_update",
 ]);
 
+const DIALOG_ANSWER = "extension_ui_response";
+
 export class BridgeCore {
   readonly epoch: string;
-  private pi: PiChild | undefined;
+  private pi: AgentUnit | undefined;
   private piState: PiStatus["state"] = "starting";
   private piPatched: boolean | null = null;
+  private piProblem: string | null = null;
   private readonly routes = new Map<string, Route>();
   private nextPiId = 1;
-  private readonly idempotency = new IdempotencyStore();
-  private readonly dialogs = new Map<string, TrackedDialog>();
-  private readonly tombstones = new Map<string, string>();
+  private readonly idempotency: IdempotencyStore;
+  private readonly dialogs: DialogBook;
+  private openDialogIds = "";
+  private held: HeldCommand[] = [];
+  private heldBytes = 0;
+  private readonly settledWaiters: (() => void)[] = [];
   private queue: QueueSnapshot = { steering: [], followUp: [] };
   private lastState: Record<string, unknown> | null = null;
+  private session: SessionInfo | undefined;
   private agentRunning = false;
   /** The policy clients last saw (welcome snapshot or policy_changed). */
   private announcedPolicy: PolicyReport["policy"] | undefined;
@@ -96,7 +127,9 @@ export class BridgeCore {
   private ackedSeq: number | null = null;
   private idleTimer: NodeJS.Timeout | undefined;
   private lingerTimer: NodeJS.Timeout | undefined;
+  private restartTimer: NodeJS.Timeout | undefined;
   private shuttingDown = false;
+  private readonly restartPolicy: RestartPolicy;
 
   private readonly sink: FrameSink;
   private readonly options: CoreOptions;
@@ -104,44 +137,130 @@ export class BridgeCore {
   constructor(sink: FrameSink, options: CoreOptions) {
     this.sink = sink;
     this.options = options;
-    this.epoch = options.epoch ?? randomBytes(16).toString("hex");
+    this.epoch = options.epoch;
+    this.idempotency = options.idempotency ?? new IdempotencyStore();
+    this.restartPolicy = options.restartPolicy ?? new RestartPolicy();
     this.announcedPolicy = this.policyReport()?.policy;
+    this.dialogs = new DialogBook({
+      detachedGraceMs: options.detachedGraceMs,
+      timers: {
+        set: (ms, fn) => setTimeout(fn, ms),
+        clear: (handle) => clearTimeout(handle as NodeJS.Timeout | undefined),
+      },
+      effects: {
+        cancelInPi: (dialogId) => this.cancelDialogInPi(dialogId),
+        announceClosed: (dialogId, reason) =>
+          this.sink.publish({ type: "dialog_closed", id: dialogId, outcome: "refused", reason }),
+        changed: () => this.dialogsChanged(),
+        warn: (fields, message) => this.options.log.warn(fields, message),
+      },
+    });
+  }
+
+  // ------------------------------------------------------------------ recovery (a restart on a state dir)
+
+  /**
+   * Settles what the previous bridge left open: commands in flight at its crash answer `outcome_unknown`
+   * (they are never run again), and dialogs it had open are closed (the Pi that asked is gone).
+   */
+  recoverInterrupted(openDialogIds: readonly string[]): void {
+    for (const { id, command } of this.idempotency.running()) {
+      this.options.log.warn({ id, command }, "command in flight when the bridge stopped: outcome unknown");
+      this.finishCommand(
+        id,
+        failure(
+          id,
+          command,
+          "outcome_unknown",
+          "the bridge restarted while this command was in flight; it may or may not have taken effect, and it was not run again",
+        ),
+      );
+    }
+    for (const id of openDialogIds) {
+      this.sink.publish({ type: "dialog_closed", id, outcome: "refused", reason: "agent_exited" });
+    }
   }
 
   // ------------------------------------------------------------------ Pi side
 
-  /** Binds the spawned Pi; probes for the correlated-answer patch and caches Pi's state. */
-  attachPi(pi: PiChild): void {
+  /**
+   * Binds a started Pi and proves it patched before anything is forwarded to it. `cause` is set when this
+   * Pi replaces another one (announced with agent_restarted once it passes the probes).
+   */
+  attachPi(
+    pi: AgentUnit,
+    cause?: { kind: "agent_exited" | "bridge_restarted"; previous: PiExitInfo | null },
+  ): void {
     this.pi = pi;
-    this.piState = "running";
-    void pi.exited.then((exit) => this.onPiExit(exit));
-    // A patched Pi answers a correlated response for an unknown dialog; an unpatched one stays silent.
-    const probeId = this.allocPiId();
-    this.routes.set(probeId, { kind: "internal", resolve: () => this.setPatched(true) });
-    this.writePi({
-      type: "extension_ui_response",
-      id: `bridge-probe-${this.epoch}`,
-      commandId: probeId,
-      cancelled: true,
-    });
-    void this.refreshState(60_000).then((answered) => {
-      // Pi handles its input in order: get_state answered with no probe verdict means no patch.
-      if (answered && this.piPatched === null) {
-        this.routes.delete(probeId);
-        this.setPatched(false);
+    this.piState = "starting";
+    this.piPatched = null;
+    this.piProblem = null;
+    this.agentRunning = false;
+    pi.bind((line) => this.onPiLine(line), this.options.log);
+    void pi.exited.then((exit) => this.onPiExit(pi, exit));
+    void this.verify(pi).then((verdict) => {
+      if (this.pi !== pi || this.piState !== "starting") return;
+      if (!verdict.ok) {
+        this.refuse(pi, verdict.reason);
+        return;
       }
+      this.piPatched = true;
+      this.piState = "running";
+      this.options.log.info({ pid: pi.pid }, "Pi passed the patch probes");
+      if (cause) {
+        this.sink.publish({
+          type: "agent_restarted",
+          cause: cause.kind,
+          previous: cause.previous ? { code: cause.previous.code, signal: cause.previous.signal } : null,
+          pid: pi.pid ?? null,
+          restarts: this.restartPolicy.count,
+          sessionId: this.session?.sessionId ?? null,
+        });
+      }
+      this.releaseHeld();
+      this.wakeSettled();
+      this.updateIdleTimer();
     });
     this.updateIdleTimer();
   }
 
-  private setPatched(patched: boolean): void {
-    if (this.piPatched !== null) return;
-    this.piPatched = patched;
-    if (!patched) {
-      this.options.log.warn(
-        "Pi does not answer correlated extension_ui_response (patch missing): dialog answers are forwarded unverified",
-      );
+  /** Runs the patch probes, then a get_state: Pi handles its input in order, so silence before it = no patch. */
+  private async verify(pi: AgentUnit): Promise<{ ok: true } | { ok: false; reason: string }> {
+    const timeoutMs = this.options.probeTimeoutMs ?? 60_000;
+    const answers = PATCH_PROBES.map((probe) => {
+      const id = this.allocPiId();
+      const answer = new Promise<Frame | undefined>((resolve) => {
+        this.routes.set(id, { kind: "internal", resolve });
+      });
+      this.writePi(probe.frame(id));
+      return { id, probe, answer };
+    });
+    const state = await this.internalRequest({ type: "get_state" }, timeoutMs);
+    if (this.pi !== pi) return { ok: false, reason: "replaced" };
+    if (state === undefined) return { ok: false, reason: `Pi did not answer within ${timeoutMs} ms` };
+    if (state.success === true && isRecord(state.data)) this.noteState(state.data);
+    const problems: string[] = [];
+    for (const { id, probe, answer } of answers) {
+      // Anything answered before the get_state has resolved already; the rest stays silent.
+      const response = await Promise.race([answer, Promise.resolve(undefined)]);
+      this.routes.delete(id);
+      const verdict = judgeProbe(probe, response);
+      if (!verdict.ok) problems.push(verdict.reason);
     }
+    return problems.length === 0 ? { ok: true } : { ok: false, reason: problems.join("; ") };
+  }
+
+  /** Fail closed: this Pi lacks the patched behaviour, so nothing is served through it. */
+  private refuse(pi: AgentUnit, reason: string): void {
+    this.piState = "refused";
+    this.piPatched = false;
+    this.piProblem = `Pi failed the patch probe: ${reason}`;
+    this.options.log.error({ reason }, "Pi failed the patch probe: refusing to serve");
+    this.failHeld("agent_unverified", this.piProblem);
+    this.wakeSettled();
+    this.sink.publish({ type: "agent_exited", code: null, signal: null, reason: `unverified: ${reason}` });
+    void pi.terminate(1_000);
+    this.finalExit(1);
   }
 
   /** One stdout line of Pi. */
@@ -159,8 +278,8 @@ export class BridgeCore {
     let line: Frame;
     try {
       const parsed: unknown = JSON.parse(raw);
-      if (!parsed || typeof parsed !== "object" || Array.isArray(parsed)) throw new Error("not an object");
-      line = parsed as Frame;
+      if (!isRecord(parsed)) throw new Error("not an object");
+      line = parsed;
     } catch {
       this.options.log.warn({ line: raw.slice(0, 200) }, "unparseable line on Pi's stdout");
       return;
@@ -206,44 +325,40 @@ export class BridgeCore {
       return;
     }
     this.routes.delete(piId);
-    if (route.kind === "internal") {
-      route.resolve(line);
-      return;
+    switch (route.kind) {
+      case "internal":
+        route.resolve(line);
+        return;
+      case "ignore":
+        return;
+      case "dialog":
+        this.onDialogVerdict(route, line);
+        return;
+      case "client":
+        break;
     }
-    if (route.kind === "ignore") return;
     if (line.success === true && SESSION_REPLACING_COMMANDS.has(String(line.command))) {
-      // Pi discards the old queues without a queue_update.
+      // Pi discards the old queues without a queue_update, and now writes another session.
       this.queue = { steering: [], followUp: [] };
+      void this.refreshState();
     }
     if (line.command === "get_state" && line.success === true && isRecord(line.data))
-      this.lastState = line.data;
+      this.noteState(line.data);
     this.finishCommand(route.clientId, withId(line, route.clientId));
   }
 
   private onDialogRequest(line: Frame, raw: string): void {
-    const seqOfRequest = this.sink.headSeq + 1;
-    const dialog = toPendingDialog(line, seqOfRequest);
+    const dialog = toPendingDialog(line, this.sink.headSeq + 1);
     this.sink.publish(line, raw);
     if (!dialog) return;
-    if (this.shuttingDown) {
-      this.refuseDialog(dialog.id, "shutdown");
-      return;
-    }
-    const tracked: TrackedDialog = { dialog, timeoutTimer: undefined, graceTimer: undefined };
-    if (typeof line.timeout === "number" && line.timeout > 0) {
-      // Pi resolves it with the default when its timer fires; mirror that so the pending list stays true.
-      tracked.timeoutTimer = setTimeout(() => this.closeDialog(dialog.id, "timed_out", false), line.timeout);
-    }
-    this.dialogs.set(dialog.id, tracked);
-    if (this.attachedClient === undefined) this.startGrace(tracked);
-    this.updateIdleTimer();
+    const timeout = typeof line.timeout === "number" && line.timeout > 0 ? line.timeout : undefined;
+    this.dialogs.request(dialog, timeout);
   }
 
-  private onPiExit(exit: PiExitInfo): void {
-    this.piState = "exited";
-    this.options.log.warn({ code: exit.code, signal: exit.signal }, "Pi exited");
-    this.sink.publish({ type: "agent_exited", code: exit.code, signal: exit.signal });
-    for (const id of [...this.dialogs.keys()]) this.closeDialog(id, "agent_exited", false);
+  private onPiExit(pi: AgentUnit, exit: PiExitInfo): void {
+    if (this.pi !== pi) return;
+    const wasRefused = this.piState === "refused";
+    this.agentRunning = false;
     for (const [piId, route] of this.routes) {
       this.routes.delete(piId);
       if (route.kind === "client") {
@@ -251,20 +366,101 @@ export class BridgeCore {
           route.clientId,
           failure(route.clientId, route.command, "agent_exited", "Pi exited"),
         );
+      } else if (route.kind === "dialog") {
+        // An answer racing Pi's death: the client learns it was not taken, then the dialog is closed.
+        this.finishCommand(
+          route.clientId,
+          failure(route.clientId, DIALOG_ANSWER, "agent_exited", "Pi exited"),
+        );
+        this.dialogs.verdict(route.dialogId, { kind: "agent_gone" });
       } else if (route.kind === "internal") {
-        route.resolve(failure(undefined, "internal", "agent_exited", "Pi exited"));
+        route.resolve(undefined);
       }
     }
+    this.dialogs.agentGone();
     this.updateIdleTimer();
-    if (this.shuttingDown) return;
-    if (this.options.mode === "stdio") {
-      this.options.requestShutdown("agent exited");
-    } else {
-      this.lingerTimer = setTimeout(
-        () => this.options.requestShutdown("agent exited; linger over"),
-        this.options.lingerMs,
-      );
+    if (wasRefused) return;
+    if (this.shuttingDown) {
+      this.piState = "exited";
+      this.sink.publish({ type: "agent_exited", code: exit.code, signal: exit.signal, reason: "exited" });
+      this.wakeSettled();
+      return;
     }
+    this.options.log.warn({ code: exit.code, signal: exit.signal, pid: pi.pid }, "Pi exited unexpectedly");
+    const delay = this.options.restartAgent ? this.restartPolicy.next() : undefined;
+    if (delay === undefined || !this.options.restartAgent) {
+      const crashLoop = this.options.restartAgent !== undefined;
+      this.piState = "exited";
+      this.piProblem = crashLoop
+        ? `Pi exited ${this.restartPolicy.options.maxRestarts + 1} times within ${this.restartPolicy.options.windowMs / 60_000} minutes`
+        : "Pi exited";
+      this.sink.publish({
+        type: "agent_exited",
+        code: exit.code,
+        signal: exit.signal,
+        reason: crashLoop ? "crash_loop" : "exited",
+      });
+      this.failHeld("agent_exited", this.piProblem);
+      this.wakeSettled();
+      void pi.killTree();
+      this.finalExit(0);
+      return;
+    }
+    this.piState = "restarting";
+    const restartAgent = this.options.restartAgent;
+    // Its tools must not finish their side effects: end the whole tree, then start a new Pi on the session.
+    void pi.killTree().then((ended) => {
+      if (ended.found > 0) this.options.log.warn({ ...ended }, "ended the tool processes Pi left behind");
+      this.restartTimer = setTimeout(() => {
+        if (this.shuttingDown || this.pi !== pi) return;
+        let next: AgentUnit;
+        try {
+          next = restartAgent();
+        } catch (err) {
+          this.piState = "exited";
+          this.piProblem = `restarting Pi failed: ${(err as Error).message}`;
+          this.options.log.error({ err: (err as Error).message }, "restarting Pi failed");
+          this.sink.publish({ type: "agent_exited", code: null, signal: null, reason: "restart_failed" });
+          this.failHeld("agent_exited", this.piProblem);
+          this.wakeSettled();
+          this.finalExit(1);
+          return;
+        }
+        this.options.log.info({ pid: next.pid, restarts: this.restartPolicy.count }, "Pi restarted");
+        this.attachPi(next, { kind: "agent_exited", previous: exit });
+      }, delay);
+    });
+  }
+
+  /** Pi is gone for good: keep serving replay (network) for the linger, then exit; stdio exits now. */
+  private finalExit(exitCode: number): void {
+    if (this.shuttingDown) return;
+    const reason = this.piState === "refused" ? "Pi failed the patch probe" : "agent exited";
+    if (this.options.mode === "stdio") {
+      this.options.requestShutdown(reason, exitCode);
+      return;
+    }
+    clearTimeout(this.lingerTimer);
+    this.lingerTimer = setTimeout(
+      () => this.options.requestShutdown(`${reason}; linger over`, exitCode),
+      this.options.lingerMs,
+    );
+  }
+
+  /** Resolves once Pi is serving, refused or gone (never while it is starting or restarting), or at the deadline. */
+  agentSettled(timeoutMs: number): Promise<void> {
+    if (this.piState !== "starting" && this.piState !== "restarting") return Promise.resolve();
+    return new Promise((resolve) => {
+      const timer = setTimeout(resolve, timeoutMs);
+      this.settledWaiters.push(() => {
+        clearTimeout(timer);
+        resolve();
+      });
+    });
+  }
+
+  private wakeSettled(): void {
+    for (const wake of this.settledWaiters.splice(0)) wake();
   }
 
   // ------------------------------------------------------------------ client side
@@ -272,36 +468,47 @@ export class BridgeCore {
   /** One frame of text from the attached client (or stdin). */
   handleClientText(text: string): void {
     if (Buffer.byteLength(text) > this.options.maxFrameBytes) {
-      this.publishError("frame_too_large", `frame exceeds --max-frame-bytes (${this.options.maxFrameBytes})`);
+      this.rejectOversized();
       return;
     }
     let parsed: unknown;
     try {
       parsed = JSON.parse(text);
     } catch (err) {
-      this.publishError("invalid_json", `frame is not JSON: ${(err as Error).message}`);
+      this.publishError("invalid_json", capText(`frame is not JSON: ${(err as Error).message}`));
+      return;
+    }
+    // JSON.parse is iterative; everything after it (schemas, digests, Pi) must never see deep data.
+    if (nestsDeeperThan(text, MAX_FRAME_DEPTH)) {
+      const problem = `frame nests deeper than ${MAX_FRAME_DEPTH} levels`;
+      const id = isRecord(parsed) ? usableId(parsed.id) : undefined;
+      const type = isRecord(parsed) && typeof parsed.type === "string" ? capText(parsed.type, 64) : "unknown";
+      if (id !== undefined && type !== DIALOG_ANSWER)
+        this.sink.publish(failure(id, type, "invalid_frame", problem));
+      else this.publishError("invalid_frame", problem);
       return;
     }
     this.handleClientFrame(parsed);
   }
 
-  /** Reports an over-long stdin line (stdio mode). */
+  /** Reports an over-long frame or stdin line. */
   rejectOversized(): void {
     this.publishError("frame_too_large", `frame exceeds --max-frame-bytes (${this.options.maxFrameBytes})`);
   }
 
-  handleClientFrame(parsed: unknown): void {
+  private handleClientFrame(parsed: unknown): void {
     if (!isRecord(parsed) || typeof parsed.type !== "string") {
       this.publishError("invalid_frame", "a frame is a JSON object with a string `type`");
       return;
     }
     const type = parsed.type;
-    const id = typeof parsed.id === "string" ? parsed.id : undefined;
+    const rawId = parsed.id;
+    const id = usableId(rawId);
     if (!CLIENT_FRAME_TYPES.includes(type)) {
-      this.publishError("unknown_type", `unknown frame type "${type.slice(0, 64)}"`, id);
+      this.publishError("unknown_type", `unknown frame type "${capText(type, 64)}"`, id);
       return;
     }
-    if (type === "extension_ui_response") {
+    if (type === DIALOG_ANSWER) {
       this.handleDialogAnswer(parsed);
       return;
     }
@@ -309,11 +516,16 @@ export class BridgeCore {
       this.publishError("invalid_frame", "hello is only valid as the first frame of a connection");
       return;
     }
+    if (rawId !== undefined && id === undefined) {
+      // Never echoed: an id of any length would come back as a frame of that length.
+      this.publishError("invalid_frame", "`id` must be a string of 1 to 256 characters");
+      return;
+    }
     const check = ClientFrame.safeParse(parsed);
     if (!check.success) {
-      const problem = check.error.issues
-        .map((i) => `${i.path.join(".") || "frame"}: ${i.message}`)
-        .join("; ");
+      const problem = capText(
+        check.error.issues.map((i) => `${capText(i.path.join("."), 64) || "frame"}: ${i.message}`).join("; "),
+      );
       if (id !== undefined) this.sink.publish(failure(id, type, "invalid_frame", problem));
       else this.publishError("invalid_frame", problem);
       return;
@@ -327,18 +539,7 @@ export class BridgeCore {
       this.publishError("missing_id", `a ${type} command needs an "id" (its idempotency key)`);
       return;
     }
-    if (id !== undefined) {
-      const decision = this.idempotency.begin(id, parsed);
-      if (decision.kind === "conflict") {
-        this.sink.publish(conflict(id, type));
-        return;
-      }
-      if (decision.kind === "running") return; // it completes once; its response is on the way
-      if (decision.kind === "done") {
-        this.sink.publish(decision.response);
-        return;
-      }
-    }
+    if (id !== undefined && !this.beginCommand(id, parsed, type)) return;
     if (this.shuttingDown) {
       this.finishCommand(id, failure(id, type, "shutting_down", "the bridge is shutting down"));
       return;
@@ -360,17 +561,75 @@ export class BridgeCore {
         void this.setPolicy(id, frame.policy, frame.expected);
         return;
     }
-    if (PiCommandFrame.safeParse(parsed).success) this.forwardCommand(parsed, id, type);
+    if (PiCommandFrame.safeParse(parsed).success) this.submitCommand(parsed, id, type);
+  }
+
+  /** Idempotency: true if the command is new and should run; otherwise the answer is already handled. */
+  private beginCommand(id: string, payload: Frame, type: string): boolean {
+    const decision = this.idempotency.begin(id, payload, type);
+    switch (decision.kind) {
+      case "new":
+        return true;
+      case "conflict":
+        this.sink.publish(conflict(id, type));
+        return false;
+      case "running":
+        return false; // it completes once; its response is on the way
+      case "done":
+        this.sink.publish(decision.response);
+        return false;
+    }
+  }
+
+  /** Forwards a Pi command now, holds it while Pi (re)starts, or fails it when Pi cannot serve. */
+  private submitCommand(command: Frame, clientId: string | undefined, type: string): void {
+    switch (this.piState) {
+      case "running":
+        this.forwardCommand(command, clientId, type);
+        return;
+      case "starting":
+      case "restarting": {
+        const bytes = approximateBytes(command);
+        if (this.held.length >= MAX_HELD_COMMANDS || this.heldBytes + bytes > MAX_HELD_BYTES) {
+          this.finishCommand(
+            clientId,
+            failure(clientId, type, "agent_starting", "Pi is starting and too many commands are waiting"),
+          );
+          return;
+        }
+        this.held.push({ command, clientId, type, bytes });
+        this.heldBytes += bytes;
+        this.updateIdleTimer();
+        return;
+      }
+      case "refused":
+        this.finishCommand(
+          clientId,
+          failure(clientId, type, "agent_unverified", this.piProblem ?? "refused"),
+        );
+        return;
+      case "exited":
+        this.finishCommand(clientId, failure(clientId, type, "agent_exited", "Pi is not running"));
+        return;
+    }
+  }
+
+  private releaseHeld(): void {
+    const held = this.held.splice(0);
+    this.heldBytes = 0;
+    for (const h of held) this.forwardCommand(h.command, h.clientId, h.type);
+  }
+
+  private failHeld(code: string, message: string): void {
+    const held = this.held.splice(0);
+    this.heldBytes = 0;
+    for (const h of held) this.finishCommand(h.clientId, failure(h.clientId, h.type, code, message));
   }
 
   private forwardCommand(command: Frame, clientId: string | undefined, type: string): void {
-    if (this.piState === "exited" || !this.pi) {
-      this.finishCommand(clientId, failure(clientId, type, "agent_exited", "Pi is not running"));
-      return;
-    }
     if (type === "abort" || SESSION_REPLACING_COMMANDS.has(type)) {
       // Cancel means refused; and Pi would block a session swap on an open dialog.
-      for (const dialogId of [...this.dialogs.keys()]) this.refuseDialog(dialogId, "cancelled");
+      this.dialogs.refusePending("cancelled");
     }
     const piId = this.allocPiId();
     this.routes.set(piId, { kind: "client", clientId, command: type });
@@ -418,11 +677,11 @@ export class BridgeCore {
   // ------------------------------------------------------------------ dialogs
 
   private handleDialogAnswer(frame: Frame): void {
-    const dialogId = typeof frame.id === "string" ? frame.id : undefined;
+    const rawDialogId = frame.id;
+    const dialogId = usableId(rawDialogId);
     const rawCommandId = frame.commandId;
-    const commandId = typeof rawCommandId === "string" && rawCommandId.length > 0 ? rawCommandId : undefined;
-    const command = "extension_ui_response";
-    if (rawCommandId !== undefined && (commandId === undefined || commandId.length > 256)) {
+    const commandId = usableId(rawCommandId);
+    if (rawCommandId !== undefined && commandId === undefined) {
       this.declineMalformed(dialogId, undefined, "commandId must be a non-empty string of at most 256 chars");
       return;
     }
@@ -430,58 +689,51 @@ export class BridgeCore {
       this.declineMalformed(dialogId, undefined, 'an answer needs a "commandId" (its idempotency key)');
       return;
     }
-    if (commandId !== undefined) {
-      const decision = this.idempotency.begin(commandId, frame);
-      if (decision.kind === "conflict") {
-        this.sink.publish(conflict(commandId, command));
+    if (commandId !== undefined && !this.beginCommand(commandId, frame, DIALOG_ANSWER)) return;
+    if (this.piState === "refused") {
+      this.finishCommand(
+        commandId,
+        failure(commandId, DIALOG_ANSWER, "agent_unverified", this.piProblem ?? ""),
+      );
+      return;
+    }
+    const decision = this.dialogs.answer(dialogId, frame);
+    switch (decision.kind) {
+      case "not_pending":
+        this.finishCommand(commandId, {
+          ...failure(
+            commandId,
+            DIALOG_ANSWER,
+            "ui_request_not_pending",
+            `extension UI request is not pending (${decision.reason})`,
+          ),
+          data: { requestId: dialogId ?? null, reason: decision.reason },
+        });
+        return;
+      case "malformed":
+        this.reportMalformed(dialogId, commandId, decision.problem, decision.declined);
+        return;
+      case "forward": {
+        const piId = this.allocPiId();
+        this.routes.set(piId, { kind: "dialog", dialogId: decision.dialog.id, clientId: commandId });
+        this.writePi({ type: DIALOG_ANSWER, id: decision.dialog.id, commandId: piId, ...decision.answer });
         return;
       }
-      if (decision.kind === "running") return;
-      if (decision.kind === "done") {
-        this.sink.publish(decision.response);
-        return;
-      }
     }
-    const tracked = dialogId !== undefined ? this.dialogs.get(dialogId) : undefined;
-    if (!tracked || dialogId === undefined) {
-      const reason = (dialogId && this.tombstones.get(dialogId)) ?? "unknown";
-      this.finishCommand(commandId, {
-        ...failure(
-          commandId,
-          command,
-          "ui_request_not_pending",
-          `extension UI request is not pending (${reason})`,
-        ),
-        data: { requestId: dialogId ?? null, reason },
-      });
-      return;
-    }
-    const check = checkAnswer(tracked.dialog, frame);
-    if (!check.ok) {
-      this.declineMalformed(dialogId, commandId, check.problem);
-      return;
-    }
-    this.forgetDialog(dialogId, "answered");
-    if (this.piState === "exited") {
-      this.finishCommand(commandId, failure(commandId, command, "agent_exited", "Pi is not running"));
-      return;
-    }
-    const piId = this.allocPiId();
-    if (this.piPatched === false) {
-      // No verdict will come back from an unpatched Pi: say so rather than claim a verified answer.
-      this.routes.set(piId, { kind: "ignore" });
-      this.writePi({ type: command, id: dialogId, commandId: piId, ...check.answer });
-      this.finishCommand(commandId, {
-        type: "response",
-        id: commandId,
-        command,
-        success: true,
-        data: { requestId: dialogId, method: tracked.dialog.method, resolved: true, verified: false },
-      });
-      return;
-    }
-    this.routes.set(piId, commandId ? { kind: "client", clientId: commandId, command } : { kind: "ignore" });
-    this.writePi({ type: command, id: dialogId, commandId: piId, ...check.answer });
+  }
+
+  /** Pi's verdict on an answer we forwarded; the client gets it (with its own id), the book ends the dialog. */
+  private onDialogVerdict(route: { dialogId: string; clientId: string | undefined }, line: Frame): void {
+    const data = isRecord(line.data) ? line.data : {};
+    const verdict: Verdict =
+      line.success === true
+        ? { kind: "accepted" }
+        : line.code === "ui_request_not_pending"
+          ? { kind: "not_pending", piReason: typeof data.reason === "string" ? data.reason : undefined }
+          : { kind: "rejected" };
+    // The response first: the client learns its answer's fate before any dialog_closed it causes.
+    if (route.clientId !== undefined) this.finishCommand(route.clientId, withId(line, route.clientId));
+    this.dialogs.verdict(route.dialogId, verdict);
   }
 
   /** A malformed answer declines a pending dialog; it never approves anything. */
@@ -490,62 +742,43 @@ export class BridgeCore {
     commandId: string | undefined,
     problem: string,
   ): void {
-    const pending = dialogId !== undefined && this.dialogs.has(dialogId);
-    const message = pending ? `${problem}; the dialog was declined` : problem;
+    const pending = this.dialogs.isPending(dialogId);
+    if (pending && dialogId !== undefined) this.dialogs.refuse(dialogId, "malformed_answer");
+    this.reportMalformed(dialogId, commandId, problem, pending);
+  }
+
+  private reportMalformed(
+    dialogId: string | undefined,
+    commandId: string | undefined,
+    problem: string,
+    declined: boolean,
+  ): void {
+    const message = declined ? `${problem}; the dialog was declined` : problem;
     if (commandId !== undefined) {
       this.finishCommand(commandId, {
-        ...failure(commandId, "extension_ui_response", "invalid_ui_response", message),
-        data: { requestId: dialogId ?? null, declined: pending },
+        ...failure(commandId, DIALOG_ANSWER, "invalid_ui_response", message),
+        data: { requestId: dialogId ?? null, declined },
       });
     } else {
       this.publishError("invalid_frame", message, dialogId);
     }
-    if (pending) this.refuseDialog(dialogId, "malformed_answer");
   }
 
-  /** Answers Pi with cancelled (the gate blocks) and announces the refusal. */
-  private refuseDialog(dialogId: string, reason: DialogCloseReason): void {
-    if (this.piState !== "exited") {
-      const piId = this.allocPiId();
-      this.routes.set(piId, { kind: "ignore" });
-      this.writePi({ type: "extension_ui_response", id: dialogId, commandId: piId, cancelled: true });
-    }
-    this.closeDialog(dialogId, reason, true);
+  private cancelDialogInPi(dialogId: string): void {
+    if (this.piState !== "running" && this.piState !== "starting") return;
+    const piId = this.allocPiId();
+    this.routes.set(piId, { kind: "ignore" });
+    this.writePi({ type: DIALOG_ANSWER, id: dialogId, commandId: piId, cancelled: true });
   }
 
-  private closeDialog(dialogId: string, reason: DialogCloseReason, announceEvenIfUnknown: boolean): void {
-    const known = this.dialogs.has(dialogId);
-    if (!known && !announceEvenIfUnknown) return;
-    this.forgetDialog(dialogId, reason === "timed_out" ? "timed_out" : "refused");
-    this.sink.publish({ type: "dialog_closed", id: dialogId, outcome: "refused", reason });
+  private dialogsChanged(): void {
     this.updateIdleTimer();
-  }
-
-  private forgetDialog(dialogId: string, tombstone: string): void {
-    const tracked = this.dialogs.get(dialogId);
-    if (tracked) {
-      clearTimeout(tracked.timeoutTimer);
-      clearTimeout(tracked.graceTimer);
-      this.dialogs.delete(dialogId);
-    }
-    this.tombstones.set(dialogId, tombstone);
-    if (this.tombstones.size > MAX_TOMBSTONES) {
-      const oldest = this.tombstones.keys().next().value;
-      if (oldest !== undefined) this.tombstones.delete(oldest);
-    }
-  }
-
-  private startGrace(tracked: TrackedDialog): void {
-    clearTimeout(tracked.graceTimer);
-    tracked.graceTimer = setTimeout(() => {
-      if (this.attachedClient === undefined && this.dialogs.has(tracked.dialog.id)) {
-        this.options.log.warn(
-          { dialog: tracked.dialog.id },
-          "no client within the detached grace: dialog refused",
-        );
-        this.refuseDialog(tracked.dialog.id, "detached_grace");
-      }
-    }, this.options.detachedGraceMs);
+    if (!this.options.onOpenDialogs) return;
+    const ids = this.dialogs.pending().map((d) => d.id);
+    const key = ids.join("\n");
+    if (key === this.openDialogIds) return;
+    this.openDialogIds = key;
+    this.options.onOpenDialogs(ids);
   }
 
   // ------------------------------------------------------------------ attachment & snapshot
@@ -553,17 +786,14 @@ export class BridgeCore {
   attach(clientId: string): void {
     this.attachedClient = clientId;
     this.ackedSeq = null;
-    for (const tracked of this.dialogs.values()) {
-      clearTimeout(tracked.graceTimer);
-      tracked.graceTimer = undefined;
-    }
+    this.dialogs.attach();
     this.updateIdleTimer();
   }
 
   detach(clientId: string): void {
     if (this.attachedClient !== clientId) return;
     this.attachedClient = undefined;
-    for (const tracked of this.dialogs.values()) this.startGrace(tracked);
+    this.dialogs.detach();
     this.updateIdleTimer();
   }
 
@@ -572,29 +802,44 @@ export class BridgeCore {
   }
 
   pendingDialogs(): PendingDialog[] {
-    return [...this.dialogs.values()].map((t) => t.dialog);
+    return this.dialogs.pending();
   }
 
-  /** Asks Pi for its state (bounded wait; longer while Pi is still starting); falls back to the last known state. */
-  async refreshState(timeoutMs = this.lastState ? 2_000 : 30_000): Promise<boolean> {
-    if (this.piState !== "running" || !this.pi) return false;
+  /** Asks Pi for its state (bounded wait); falls back to the last known state. */
+  async refreshState(timeoutMs = 5_000): Promise<boolean> {
+    if (this.piState !== "running") return false;
+    const response = await this.internalRequest({ type: "get_state" }, timeoutMs);
+    if (response?.success === true && isRecord(response.data)) this.noteState(response.data);
+    return response?.type === "response" && response.command === "get_state";
+  }
+
+  private internalRequest(command: Frame, timeoutMs: number): Promise<Frame | undefined> {
     const piId = this.allocPiId();
-    const response = await new Promise<Frame | undefined>((resolve) => {
+    return new Promise((resolve) => {
       const timer = setTimeout(() => {
         this.routes.delete(piId);
         resolve(undefined);
       }, timeoutMs);
       this.routes.set(piId, {
         kind: "internal",
-        resolve: (r) => {
+        resolve: (response) => {
           clearTimeout(timer);
-          resolve(r);
+          resolve(response);
         },
       });
-      this.writePi({ type: "get_state", id: piId });
+      this.writePi({ ...command, id: piId });
     });
-    if (response?.success === true && isRecord(response.data)) this.lastState = response.data;
-    return response?.type === "response" && response.command === "get_state";
+  }
+
+  /** Keeps Pi's state, and tells the caller when Pi is on another session than last reported. */
+  private noteState(data: Record<string, unknown>): void {
+    this.lastState = data;
+    const sessionId = typeof data.sessionId === "string" ? data.sessionId : undefined;
+    if (!sessionId) return;
+    const sessionFile = typeof data.sessionFile === "string" ? data.sessionFile : null;
+    if (this.session?.sessionId === sessionId && this.session.sessionFile === sessionFile) return;
+    this.session = { sessionId, sessionFile };
+    this.options.onSession?.(this.session);
   }
 
   snapshot(): Snapshot {
@@ -625,6 +870,7 @@ export class BridgeCore {
       },
       agentBusy: this.agentRunning,
       shuttingDown: this.shuttingDown,
+      durability: this.options.durability(),
     };
   }
 
@@ -632,11 +878,14 @@ export class BridgeCore {
   firstSeq: () => number = () => 1;
 
   piStatus(): PiStatus {
+    const exit = this.piState === "exited" || this.piState === "restarting" ? this.pi?.exitInfo : undefined;
     return {
       pid: this.pi?.pid ?? null,
       state: this.piState,
-      exit: this.pi?.exitInfo ? { code: this.pi.exitInfo.code, signal: this.pi.exitInfo.signal } : null,
+      exit: exit ? { code: exit.code, signal: exit.signal } : null,
       patched: this.piPatched,
+      problem: this.piProblem,
+      restarts: this.restartPolicy.count,
     };
   }
 
@@ -672,7 +921,14 @@ export class BridgeCore {
     this.shuttingDown = true;
     clearTimeout(this.idleTimer);
     clearTimeout(this.lingerTimer);
-    for (const dialogId of [...this.dialogs.keys()]) this.refuseDialog(dialogId, "shutdown");
+    clearTimeout(this.restartTimer);
+    this.failHeld("shutting_down", "the bridge is shutting down");
+    this.dialogs.close();
+  }
+
+  /** The Pi currently bound (for shutdown). */
+  get agent(): AgentUnit | undefined {
+    return this.pi;
   }
 
   private updateIdleTimer(): void {
@@ -681,7 +937,8 @@ export class BridgeCore {
       this.attachedClient === undefined &&
       !this.agentRunning &&
       this.dialogs.size === 0 &&
-      ![...this.routes.values()].some((r) => r.kind === "client");
+      this.held.length === 0 &&
+      ![...this.routes.values()].some((r) => r.kind === "client" || r.kind === "dialog");
     if (idle && !this.idleTimer) {
       this.idleTimer = setTimeout(() => {
         this.idleTimer = undefined;
@@ -697,7 +954,7 @@ export class BridgeCore {
   // ------------------------------------------------------------------ helpers
 
   private finishCommand(clientId: string | undefined, response: Frame): void {
-    if (clientId !== undefined) this.idempotency.complete(clientId, response);
+    if (clientId !== undefined) this.idempotency.complete(clientId, response, this.sink.headSeq + 1);
     this.sink.publish(response);
     this.updateIdleTimer();
   }
@@ -715,16 +972,20 @@ export class BridgeCore {
   }
 }
 
-type DialogCloseReason =
-  | "malformed_answer"
-  | "detached_grace"
-  | "cancelled"
-  | "timed_out"
-  | "shutdown"
-  | "agent_exited";
+export type { DialogCloseReason };
 
 function isRecord(value: unknown): value is Record<string, unknown> {
   return typeof value === "object" && value !== null && !Array.isArray(value);
+}
+
+/** A cheap upper-bound estimate of a parsed frame's size (its largest strings dominate). */
+function approximateBytes(frame: Frame): number {
+  let bytes = 64;
+  for (const value of Object.values(frame)) {
+    if (typeof value === "string") bytes += value.length * 2;
+    else if (value !== null && typeof value === "object") bytes += JSON.stringify(value).length * 2;
+  }
+  return bytes;
 }
 
 /** The frame with `id` set to the client's id, or without `id` if the client sent none. */

@@ -5,6 +5,8 @@ import type { AddressInfo } from "node:net";
 import { type RawData, WebSocket, WebSocketServer } from "ws";
 import type { Logger } from "../agent-runtime/log.ts";
 import type { BridgeCore, Frame, FrameSink } from "./core.ts";
+import { MAX_FRAME_DEPTH, nestsDeeperThan } from "./frame-input.ts";
+import type { Journal } from "./journal.ts";
 import { CloseCode, HelloFrame, PROTOCOL_VERSION, type WelcomeFrame } from "./protocol.ts";
 import type { ReplayRing } from "./replay-ring.ts";
 
@@ -13,18 +15,24 @@ const HIGH_WATER_BYTES = 1024 * 1024;
 /** Frames are written to the socket in batches of about this size. */
 const BATCH_BYTES = 64 * 1024;
 
-/** Numbers frames and keeps them in the replay ring. */
+/**
+ * Numbers frames and keeps them in the replay ring and, when durable, the journal. Frames published while one
+ * batch of input is handled are journaled together (one write) before `onAppend` lets them reach a client.
+ */
 export class RingSink implements FrameSink {
   onAppend: () => void = () => {};
+  private flushScheduled = false;
 
   readonly ring: ReplayRing;
+  readonly journal: Journal | undefined;
 
-  constructor(ring: ReplayRing) {
+  constructor(ring: ReplayRing, journal?: Journal) {
     this.ring = ring;
+    this.journal = journal;
   }
 
   publish(frame: Frame, raw?: string): void {
-    this.ring.append((seq) => {
+    const appended = this.ring.append((seq) => {
       // Pi's own text stays byte-identical: splice the seq in front instead of re-serialising.
       if (raw?.startsWith('{"') && !Object.hasOwn(frame, "seq")) {
         return `{"seq":${seq},${raw.slice(1)}`;
@@ -32,11 +40,28 @@ export class RingSink implements FrameSink {
       const { seq: _theirs, ...rest } = frame;
       return JSON.stringify({ seq, ...rest });
     });
-    this.onAppend();
+    this.journal?.append(appended.seq, appended.data);
+    if (this.flushScheduled) return;
+    this.flushScheduled = true;
+    queueMicrotask(() => {
+      this.flushScheduled = false;
+      this.flush();
+      this.onAppend();
+    });
+  }
+
+  /** Journals every frame published so far. */
+  flush(): void {
+    this.journal?.flush(this.ring.firstSeq);
   }
 
   get headSeq(): number {
     return this.ring.headSeq;
+  }
+
+  /** The newest frame a client may be sent: journaled already (or the head when there is no journal). */
+  get sendableSeq(): number {
+    return this.journal ? Math.min(this.journal.durableSeq, this.ring.headSeq) : this.ring.headSeq;
   }
 }
 
@@ -48,7 +73,15 @@ export interface NetworkOptions {
   authFailureDelayMs: number;
   maxFrameBytes: number;
   maxSendQueueBytes: number;
+  /** How long a hello waits for Pi to be proved patched (or refused) before the welcome goes anyway. */
+  agentWaitMs?: number;
 }
+
+/** A hello is small (a token, an id, a cursor); anything larger is refused like any malformed hello. */
+const MAX_HELLO_BYTES = 16 * 1024;
+
+/** What a client may send between its hello and the welcome (it is handled after the welcome). */
+const MAX_EARLY_FRAMES = 256;
 
 function digest(text: string): Buffer {
   return createHash("sha256").update(text).digest();
@@ -63,6 +96,7 @@ class Connection {
   ready = false;
   closed = false;
   private readonly early: RawData[] = [];
+  private earlyBytes = 0;
   private waitingForDrain = false;
 
   readonly ws: WebSocket;
@@ -73,11 +107,15 @@ class Connection {
     this.server = server;
   }
 
-  hold(data: RawData): void {
+  /** Keeps a frame that came before the welcome; false if too many did (the connection is closed). */
+  hold(data: RawData, maxBytes: number): boolean {
+    this.earlyBytes += rawBytes(data);
     this.early.push(data);
+    return this.early.length <= MAX_EARLY_FRAMES && this.earlyBytes <= maxBytes;
   }
 
   takeEarly(): RawData[] {
+    this.earlyBytes = 0;
     return this.early.splice(0);
   }
 
@@ -103,8 +141,9 @@ class Connection {
 
   private pumpFrames(socket: { cork(): void; uncork(): void } | undefined): void {
     const ring = this.server.ring;
+    const sendable = this.server.sink.sendableSeq;
     let batchBytes = 0;
-    while (this.sentSeq < ring.headSeq) {
+    while (this.sentSeq < sendable) {
       if (batchBytes >= BATCH_BYTES) {
         // Bounded batches: the first frames of a long replay leave without waiting for the rest.
         socket?.uncork();
@@ -138,7 +177,7 @@ class Connection {
     const deadline = Date.now() + timeoutMs;
     while (!this.closed && Date.now() < deadline) {
       this.pump();
-      if (this.sentSeq >= this.server.ring.headSeq && this.ws.bufferedAmount === 0) return;
+      if (this.sentSeq >= this.server.sink.sendableSeq && this.ws.bufferedAmount === 0) return;
       await new Promise((r) => setTimeout(r, 10));
     }
   }
@@ -153,13 +192,17 @@ export class NetworkServer {
   private closing = false;
 
   private readonly core: BridgeCore;
+  readonly sink: RingSink;
   readonly ring: ReplayRing;
   private readonly options: NetworkOptions;
   private readonly log: Logger;
+  /** Extra fields for GET /v1/health (where the log file is; never what it holds). */
+  healthExtra: () => Record<string, unknown> = () => ({});
 
-  constructor(core: BridgeCore, ring: ReplayRing, options: NetworkOptions, log: Logger) {
+  constructor(core: BridgeCore, sink: RingSink, options: NetworkOptions, log: Logger) {
     this.core = core;
-    this.ring = ring;
+    this.sink = sink;
+    this.ring = sink.ring;
     this.options = options;
     this.log = log;
     this.tokenDigest = digest(options.token);
@@ -247,13 +290,25 @@ export class NetworkServer {
     const url = new URL(req.url ?? "/", "http://bridge");
     if (req.method === "GET" && url.pathname === "/v1/health") {
       const pi = this.core.piStatus();
+      const status = this.core.isShuttingDown
+        ? "shutting_down"
+        : pi.state === "exited"
+          ? "agent_exited"
+          : pi.state === "refused"
+            ? "agent_unverified"
+            : "ok";
       const body = {
-        status: this.core.isShuttingDown ? "shutting_down" : pi.state === "exited" ? "agent_exited" : "ok",
+        status,
         protocol: PROTOCOL_VERSION,
-        pi: { state: pi.state },
+        pi: { state: pi.state, patched: pi.patched, problem: pi.problem, restarts: pi.restarts },
         attached: this.core.attached !== undefined,
+        ...this.healthExtra(),
       };
-      res.writeHead(200, { "content-type": "application/json", "cache-control": "no-store" });
+      // Fail closed where a load balancer or sbx-server looks: an unverified Pi is not a healthy bridge.
+      res.writeHead(status === "agent_unverified" ? 503 : 200, {
+        "content-type": "application/json",
+        "cache-control": "no-store",
+      });
       res.end(JSON.stringify(body));
       return;
     }
@@ -277,7 +332,10 @@ export class NetworkServer {
       if (state === "attached") {
         this.onClientData(conn, data, isBinary);
       } else if (state === "accepting") {
-        conn.hold(data);
+        if (!conn.hold(data, 4 * this.options.maxFrameBytes)) {
+          this.log.warn({ clientId: conn.clientId }, "too much sent before the welcome");
+          conn.close(CloseCode.tooSlow, "too much sent before the welcome; wait for it");
+        }
       } else if (state === "hello") {
         clearTimeout(helloTimer);
         const hello = this.parseHello(data, isBinary);
@@ -314,12 +372,15 @@ export class NetworkServer {
     isBinary: boolean,
   ): { ok: true; frame: ReturnType<typeof HelloFrame.parse> } | { ok: false; why: string } {
     if (isBinary) return { ok: false, why: "binary hello" };
+    if (rawBytes(data) > MAX_HELLO_BYTES) return { ok: false, why: "hello too large" };
+    const text = rawText(data);
     let parsed: unknown;
     try {
-      parsed = JSON.parse(rawText(data));
+      parsed = JSON.parse(text);
     } catch {
       return { ok: false, why: "hello is not JSON" };
     }
+    if (nestsDeeperThan(text, MAX_FRAME_DEPTH)) parsed = null;
     const check = HelloFrame.safeParse(parsed);
     const token = (parsed as { token?: unknown } | null)?.token;
     // Compare before looking at the result so every failure costs the same.
@@ -337,31 +398,41 @@ export class NetworkServer {
     this.core.attach(hello.clientId);
     const resume = hello.resume;
     let reset: WelcomeFrame["reset"] = null;
+    // Nothing is served before Pi is proved patched (or refused: then the welcome says so).
+    await this.core.agentSettled(this.options.agentWaitMs ?? 90_000);
+    if (conn.closed || this.controller !== conn) return;
+    this.sink.flush();
     if (!resume) reset = "new";
     else if (resume.epoch !== this.core.epoch) reset = "epoch_changed";
-    else if (!this.ring.canResumeFrom(resume.lastSeq)) reset = "cursor_too_old";
+    else if (!this.canResumeFrom(resume.lastSeq)) reset = "cursor_too_old";
     if (reset !== null) await this.core.refreshState();
     if (conn.closed || this.controller !== conn) return;
+    this.sink.flush();
     const snapshot = this.core.snapshot();
     const welcome: WelcomeFrame = {
       type: "welcome",
       seq: 0,
       protocol: PROTOCOL_VERSION,
       epoch: this.core.epoch,
-      headSeq: this.ring.headSeq,
+      headSeq: this.sink.sendableSeq,
       resumed: reset === null,
       reset,
       pendingDialogs: snapshot.pendingDialogs,
       snapshot,
     };
     conn.ws.send(JSON.stringify(welcome));
-    conn.sentSeq = reset === null && resume ? resume.lastSeq : this.ring.headSeq;
-    conn.liveFrom = this.ring.headSeq;
+    conn.sentSeq = reset === null && resume ? resume.lastSeq : welcome.headSeq;
+    conn.liveFrom = welcome.headSeq;
     conn.ready = true;
     this.log.info(
       { clientId: hello.clientId, reset, from: conn.sentSeq, head: this.ring.headSeq },
       "client attached",
     );
+  }
+
+  /** A cursor at or behind what was journaled, with every frame after it still held. */
+  private canResumeFrom(lastSeq: number): boolean {
+    return lastSeq <= this.sink.sendableSeq && this.ring.canResumeFrom(lastSeq);
   }
 
   private onClientData(conn: Connection, data: RawData, isBinary: boolean): void {

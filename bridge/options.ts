@@ -1,5 +1,6 @@
 // Command line of bridge.mjs: the bridge's own flags, validated; everything else is forwarded to Pi.
 import { isIP } from "node:net";
+import { defaultStateDir } from "../agent-runtime/runtime-paths.ts";
 
 export interface BridgeOptions {
   /** Network mode address; undefined = stdio mode. */
@@ -18,6 +19,10 @@ export interface BridgeOptions {
   replayFrames: number;
   replayBytes: number;
   maxSendQueueBytes: number;
+  /** The bridge's durable state (journal, epoch, command records, Pi's session, logs); default by euid. */
+  stateDir: string;
+  /** The bridge's log file (rotated, size-bounded); default `<state>/logs/bridge.log`. */
+  logFile: string | undefined;
   /** Test hook: a Node script run instead of Pi's CLI (fault injection). */
   piCommand: string | undefined;
   /** Flags passed to Pi after the bridge's own. */
@@ -47,10 +52,24 @@ const FLAGS: Record<string, Spec> = {
   "--replay-bytes": { key: "replayBytes", kind: "size" },
   "--max-send-queue-bytes": { key: "maxSendQueueBytes", kind: "size" },
   "--pi-command": { key: "piCommand", kind: "string" },
+  "--state-dir": { key: "stateDir", kind: "string" },
+  "--log-file": { key: "logFile", kind: "string" },
 };
 
 /** Pi flags a caller may not forward: they would load other code, trust the workspace or leave RPC mode. */
 const REFUSED_PI_FLAGS = new Set(["-e", "--extension", "-a", "--approve", "-p", "--print", "--export"]);
+
+/** Pi's session flags: in network mode the bridge owns the session (it restarts Pi on it), so none may be forwarded. */
+const SESSION_PI_FLAGS = new Set([
+  "--session",
+  "--session-id",
+  "--session-dir",
+  "--fork",
+  "--continue",
+  "-c",
+  "--resume",
+  "-r",
+]);
 
 export function defaultOptions(): BridgeOptions {
   return {
@@ -69,6 +88,8 @@ export function defaultOptions(): BridgeOptions {
     replayFrames: 10_000,
     replayBytes: 32 * MiB,
     maxSendQueueBytes: 64 * MiB,
+    stateDir: defaultStateDir(),
+    logFile: undefined,
     piCommand: undefined,
     piArgs: [],
   };
@@ -154,6 +175,14 @@ export function parseOptions(argv: readonly string[]): BridgeOptions {
       case "listen":
         options.listen = parseListen(value);
         break;
+    }
+  }
+  if (options.listen) {
+    const sessionFlag = options.piArgs.find((a) => SESSION_PI_FLAGS.has(a.split("=")[0] ?? a));
+    if (sessionFlag) {
+      throw new OptionsError(
+        `${sessionFlag} cannot be forwarded to Pi in network mode: the bridge keeps Pi's session in --state-dir`,
+      );
     }
   }
   return options;

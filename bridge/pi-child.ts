@@ -1,12 +1,11 @@
 // The one Pi process: spawned argv-only in its own process group, stdout drained always (Pi blocks
 // its agent loop on stdout backpressure), stderr into our log, the whole group killed on shutdown.
 import { type ChildProcessWithoutNullStreams, spawn } from "node:child_process";
-import { readdirSync, readFileSync } from "node:fs";
 import { JsonlDecoder } from "../agent-runtime/jsonl.ts";
 import type { Logger } from "../agent-runtime/log.ts";
+import { endTree, RUN_MARKER_ENV, type TreeSpec } from "./process-tree.ts";
 
-/** Environment variable that marks Pi and everything it starts (tools detach into their own sessions). */
-export const RUN_MARKER_ENV = "CHAT_UI_AGENT_RUN_ID";
+export { RUN_MARKER_ENV };
 
 /**
  * Pi's argv behind the bridge: RPC mode, no discovered extensions, project-local trust ignored, and only our
@@ -16,29 +15,13 @@ export function piArgv(entry: string, gate: string, forwarded: readonly string[]
   return [entry, "--mode", "rpc", "--no-extensions", "--no-approve", "-e", gate, ...forwarded];
 }
 
-/** Pids (other than ours) whose initial environment carries `RUN_MARKER_ENV=<runId>`. */
-export function markedProcesses(runId: string): number[] {
-  const needle = `${RUN_MARKER_ENV}=${runId}`;
-  const found: number[] = [];
-  for (const entry of readdirSync("/proc")) {
-    if (!/^\d+$/.test(entry) || Number(entry) === process.pid) continue;
-    try {
-      if (readFileSync(`/proc/${entry}/environ`, "latin1").split("\0").includes(needle))
-        found.push(Number(entry));
-    } catch {
-      // gone already, or not ours to read
-    }
-  }
-  return found;
-}
-
 export interface PiSpawnSpec {
   node: string;
   args: string[];
   cwd: string;
   env: NodeJS.ProcessEnv;
   spawnAs: { uid: number; gid: number } | undefined;
-  /** Value of RUN_MARKER_ENV given to Pi, so its detached tools can be found at shutdown. */
+  /** Value of RUN_MARKER_ENV given to Pi, so its detached tools can be found when it ends. */
   runId: string;
 }
 
@@ -47,7 +30,24 @@ export interface PiExitInfo {
   signal: NodeJS.Signals | null;
 }
 
-export class PiChild {
+/**
+ * What "start the agent" returns and the supervisor restarts as a unit: Pi (and, with the isolation work,
+ * the processes started beside it). The bridge talks to Pi through `write` and the lines given to `bind`.
+ */
+export interface AgentUnit {
+  readonly pid: number | undefined;
+  readonly exited: Promise<PiExitInfo>;
+  readonly exitInfo: PiExitInfo | undefined;
+  bind(onLine: (raw: string) => void, log: Logger): void;
+  write(line: string): void;
+  /** Ends the unit and every process it started: SIGTERM, SIGKILL after `graceMs`. */
+  terminate(graceMs: number): Promise<PiExitInfo>;
+  /** Ends whatever is left of the unit at once (SIGKILL), after it died on its own. */
+  killTree(): Promise<{ found: number; left: number }>;
+  signalGroup(signal: NodeJS.Signals): boolean;
+}
+
+export class PiChild implements AgentUnit {
   readonly exited: Promise<PiExitInfo>;
   exitInfo: PiExitInfo | undefined;
   private readonly child: ChildProcessWithoutNullStreams;
@@ -130,31 +130,27 @@ export class PiChild {
     }
   }
 
-  /** SIGTERM the group, SIGKILL whatever is left after `graceMs`; resolves when Pi has exited. */
+  /** What belongs to this Pi: its group, its descendants, and everything carrying its run marker. */
+  tree(): TreeSpec {
+    const pid = this.child.pid;
+    return { rootPid: pid, groups: pid === undefined ? [] : [pid], markers: [this.runId] };
+  }
+
+  /** SIGTERM the tree, SIGKILL whatever is left after `graceMs`; resolves when Pi and its tools are gone. */
   async terminate(graceMs: number): Promise<PiExitInfo> {
-    this.signalGroup("SIGTERM");
+    const tree = this.tree();
+    const ending = endTree(tree, { signal: "SIGTERM", graceMs, deadlineMs: 2_000 });
     const timer = setTimeout(() => this.signalGroup("SIGKILL"), graceMs);
     const info = await this.exited;
     clearTimeout(timer);
-    // Tools Pi left behind (in its group, or detached into their own sessions) must not outlive us either.
-    const leftovers = () => markedProcesses(this.runId);
-    const anyGroup = this.signalGroup("SIGTERM");
-    let marked = leftovers();
-    for (const pid of marked) signal(pid, "SIGTERM");
-    const deadline = Date.now() + Math.min(graceMs, 1_000);
-    while ((marked.length > 0 || anyGroup) && Date.now() < deadline) {
-      await new Promise((r) => setTimeout(r, 50));
-      marked = leftovers();
-      if (marked.length === 0) break;
-    }
-    this.signalGroup("SIGKILL");
-    for (const pid of leftovers()) signal(pid, "SIGKILL");
+    await ending;
+    // Tools Pi left behind while exiting (detached into their own sessions) must not outlive it either.
+    await endTree(tree, { signal: "SIGTERM", graceMs: Math.min(graceMs, 1_000) });
     return info;
   }
-}
 
-function signal(pid: number, sig: NodeJS.Signals): void {
-  try {
-    process.kill(pid, sig);
-  } catch {}
+  /** After Pi died on its own: its tools must not finish their side effects. SIGKILL, now. */
+  killTree(): Promise<{ found: number; left: number }> {
+    return endTree(this.tree(), { signal: "SIGKILL", deadlineMs: 2_000 });
+  }
 }

@@ -1,13 +1,15 @@
 // The first thing bridge.mjs evaluates: check the command line and start Pi, before the heavier modules
 // (logger, schemas, WebSocket) load, so Pi boots in parallel with them. Nothing is started unless every
 // check passes (fail closed); errors are reported by main once the logger exists.
-import { randomBytes } from "node:crypto";
 import { readFileSync, statSync } from "node:fs";
 import path from "node:path";
 import { findPiInstall, type PiInstall } from "../agent-runtime/pi-install.ts";
+import { type AgentLaunch, startAgent } from "./agent-launch.ts";
 import { decideProcessIsolation, type IsolationDecision } from "./isolation.ts";
 import { type BridgeOptions, OptionsError, parseOptions } from "./options.ts";
-import { PiChild, piArgv } from "./pi-child.ts";
+import type { PiChild } from "./pi-child.ts";
+import { type EndTreeResult, endTree } from "./process-tree.ts";
+import { ensurePiSessionDir, type OpenedState, openStateDir } from "./state-dir.ts";
 
 export const TOKEN_ENV = "CHAT_UI_AGENT_BRIDGE_TOKEN";
 
@@ -20,8 +22,11 @@ export interface Started {
   gate: string;
   pi: PiInstall;
   decision: IsolationDecision;
-  /** The bridge epoch; also marks Pi's process tree. */
-  epoch: string;
+  state: OpenedState;
+  /** Processes of an earlier bridge on this state dir that were still running (and were ended). */
+  leftovers: EndTreeResult;
+  /** How to start the agent again (the supervisor restarts Pi with it, on the current session). */
+  launch: AgentLaunch;
   child: PiChild;
 }
 
@@ -70,7 +75,7 @@ export function piEnvironment(home: string | undefined, user: string | null): No
   return env;
 }
 
-function start(): Prestart {
+async function start(): Promise<Prestart> {
   try {
     const options = parseOptions(process.argv.slice(2));
     const token = options.listen ? readToken(options) : undefined;
@@ -83,25 +88,30 @@ function start(): Prestart {
     }
     const pi = findPiInstall(import.meta.dirname);
     const decision = decideProcessIsolation(options.agentUser);
-    const epoch = randomBytes(16).toString("hex");
-    const args = piArgv(
-      options.piCommand ? path.resolve(options.piCommand) : pi.cliPath,
-      gate,
-      options.piArgs,
-    );
-    const child = new PiChild({
+    const state = await openStateDir(options.stateDir, { workspace: cwd });
+    const markerPrefix = `${state.identity.stateId}.`;
+    // A bridge that died (kill -9, OOM) could not end its Pi and tools: they go before a new Pi opens the session.
+    const leftovers = await endTree({ markers: [markerPrefix] }, { signal: "SIGKILL" });
+    const euid = process.geteuid?.() ?? 0;
+    const launch: AgentLaunch = {
       node: process.execPath,
-      args,
+      entry: options.piCommand ? path.resolve(options.piCommand) : pi.cliPath,
+      gate,
+      forwarded: options.piArgs,
       cwd,
       env: piEnvironment(decision.spawnAs?.home, decision.isolation.user),
       spawnAs: decision.spawnAs,
-      runId: epoch,
-    });
-    return { ok: true, options, token, gate, pi, decision, epoch, child };
+      markerPrefix,
+      session: options.listen
+        ? { dir: ensurePiSessionDir(state.paths, euid, decision.spawnAs), current: state.session }
+        : undefined,
+    };
+    const child = startAgent(launch);
+    return { ok: true, options, token, gate, pi, decision, state, leftovers, launch, child };
   } catch (err) {
     const error = err instanceof Error ? err : new Error(String(err));
     return { ok: false, error, exitCode: err instanceof OptionsError ? 2 : 1 };
   }
 }
 
-export const prestart: Prestart = start();
+export const prestart: Prestart = await start();

@@ -1,6 +1,5 @@
 // Renders the reference part of docs/protocol.md from the zod schemas, so the document cannot drift.
-// Update the document with: node --import tsx bridge/protocol-doc.ts --write
-import { readFileSync, writeFileSync } from "node:fs";
+// Pure: importing it never writes anything. `npm run docs:protocol` (scripts/docs-protocol.ts) updates the file.
 import path from "node:path";
 import { z } from "zod";
 import {
@@ -97,12 +96,10 @@ export function documentedReference(text: string): string | undefined {
   return text.slice(start, end + END.length);
 }
 
-if (process.argv.includes("--write")) {
-  const text = readFileSync(DOC_PATH, "utf8");
+/** `text` with its generated block replaced by the current rendering (appended when the markers are missing). */
+export function withCurrentReference(text: string): string {
   const current = documentedReference(text);
-  const next = current
+  return current
     ? text.replace(current, () => renderProtocolReference())
     : `${text.trimEnd()}\n\n${renderProtocolReference()}\n`;
-  writeFileSync(DOC_PATH, next);
-  process.stderr.write(`updated ${DOC_PATH}\n`);
 }

@@ -1,5 +1,6 @@
 // Bridge protocol v1: every frame shape, defined once. The bridge, the typed client and the tests
 // import these schemas; docs/protocol.md is checked against them (tests/unit/bridge-protocol-doc.test.ts).
+import type { RpcCommand } from "@earendil-works/pi-coding-agent";
 import { z } from "zod";
 import { POLICY_MODES } from "../agent-runtime/policy/policy-modes.ts";
 
@@ -55,12 +56,40 @@ export const PI_COMMAND_TYPES = [
 ] as const;
 export type PiCommandType = (typeof PI_COMMAND_TYPES)[number];
 
+/** Commands our patch adds to Pi's RPC handler (Pi's own types do not know them). */
+type PatchCommandType = "replace_queue";
+// Compile-time check (npm run typecheck): the list above is exactly the installed Pi's RpcCommand types plus
+// the patch's, so a Pi upgrade that adds, renames or drops a command fails to type-check, naming it.
+({}) as {
+  missingFromList: Exclude<RpcCommand["type"] | PatchCommandType, PiCommandType>;
+  unknownToPi: Exclude<PiCommandType, RpcCommand["type"] | PatchCommandType>;
+} satisfies { missingFromList: never; unknownToPi: never };
+
 /** Commands after which Pi starts a new session object (its queues vanish without a queue_update). */
 export const SESSION_REPLACING_COMMANDS: ReadonlySet<string> = new Set([
   "new_session",
   "switch_session",
   "fork",
   "clone",
+]);
+
+/**
+ * Commands that only read: running one twice changes nothing. After a genuine epoch change (the bridge's
+ * state was lost) a client may resend these; any other command's outcome is unknown and must not be resent.
+ */
+export const READ_ONLY_COMMANDS: ReadonlySet<string> = new Set([
+  "get_state",
+  "get_messages",
+  "get_available_models",
+  "get_available_thinking_levels",
+  "get_session_stats",
+  "get_fork_messages",
+  "get_entries",
+  "get_tree",
+  "get_last_assistant_text",
+  "get_commands",
+  "get_policy",
+  "bridge_status",
 ]);
 
 /** Dialog methods that wait for an answer; every other extension_ui_request is fire-and-forget. */
@@ -159,12 +188,22 @@ export const QueueSnapshot = z.strictObject({
 });
 export type QueueSnapshot = z.infer<typeof QueueSnapshot>;
 
+const ExitInfo = z.strictObject({ code: z.number().int().nullable(), signal: z.string().nullable() });
+
 export const PiStatus = z.strictObject({
   pid: z.number().int().nullable(),
-  state: z.enum(["starting", "running", "exited"]),
-  exit: z.strictObject({ code: z.number().int().nullable(), signal: z.string().nullable() }).nullable(),
-  /** Whether Pi answers correlated extension_ui_response (the fail-closed patch is applied). */
+  /**
+   * starting: spawned, being probed (commands wait); running: proved patched, serving; restarting: exited
+   * unexpectedly, a new Pi follows; exited: gone for good; refused: failed the patch probe (nothing served).
+   */
+  state: z.enum(["starting", "running", "restarting", "exited", "refused"]),
+  exit: ExitInfo.nullable(),
+  /** Whether this Pi passed the behavioural patch probes (null while probing). */
   patched: z.boolean().nullable(),
+  /** Why Pi is refused or gone (null while all is well). */
+  problem: z.string().nullable(),
+  /** Restarts after unexpected exits within the current window (at most 3 in 10 minutes). */
+  restarts: z.number().int().nonnegative(),
 });
 export type PiStatus = z.infer<typeof PiStatus>;
 
@@ -262,6 +301,23 @@ export const AgentExitedFrame = z.strictObject({
   seq,
   code: z.number().int().nullable(),
   signal: z.string().nullable(),
+  /** Why it is final: "exited" (shutdown or stdio), "crash_loop", or "unverified: …" (failed the patch probe). */
+  reason: z.string().optional(),
+});
+
+/**
+ * A new Pi took over on the same session: after Pi exited unexpectedly (`agent_exited` cause), or when the
+ * bridge itself restarted on its state dir (`bridge_restarted`). Pi's queues and any running turn are gone;
+ * dialogs it held were closed before this frame; the conversation (the session) is kept.
+ */
+export const AgentRestartedFrame = z.strictObject({
+  type: z.literal("agent_restarted"),
+  seq,
+  cause: z.enum(["agent_exited", "bridge_restarted"]),
+  previous: ExitInfo.nullable(),
+  pid: z.number().int().nullable(),
+  restarts: z.number().int().nonnegative(),
+  sessionId: z.string().nullable(),
 });
 
 /** Every other Pi stdout line (events, extension_ui_request…), passed through with a seq. */
@@ -279,14 +335,31 @@ export const PolicyChangedFrame = z.strictObject({
   cause: z.enum(["set_policy", "observed"]),
 });
 
-export const BRIDGE_FRAME_TYPES = [
-  "welcome",
-  "response",
-  "error",
-  "dialog_closed",
-  "agent_exited",
-  "policy_changed",
+/** The frames the bridge makes itself (every other numbered frame is a Pi event passed through). */
+const BRIDGE_FRAMES = [
+  WelcomeFrame,
+  ResponseFrame,
+  ErrorFrame,
+  DialogClosedFrame,
+  AgentExitedFrame,
+  AgentRestartedFrame,
+  PolicyChangedFrame,
 ] as const;
+
+/** Every `type` the bridge itself sends, read off the schemas above (never a hand-kept copy). */
+export const BRIDGE_FRAME_TYPES: readonly string[] = BRIDGE_FRAMES.map((frame) => frame.shape.type.value);
+
+/** Where the bridge keeps its state, whether its journal is written, and where its log file is. */
+export const Durability = z.strictObject({
+  stateDir: z.string().nullable(),
+  /** ok: every frame is journaled before it is sent; off: stdio mode; failed: writes failed (see problem). */
+  journal: z.enum(["ok", "off", "failed"]),
+  problem: z.string().nullable(),
+  /** The log file (its path only, never its contents). */
+  logFile: z.string().nullable(),
+  session: z.strictObject({ id: z.string(), file: z.string().nullable() }).nullable(),
+});
+export type Durability = z.infer<typeof Durability>;
 
 /** The bridge's own bridge_status data. */
 export const BridgeStatus = z.strictObject({
@@ -305,22 +378,38 @@ export const BridgeStatus = z.strictObject({
   }),
   agentBusy: z.boolean(),
   shuttingDown: z.boolean(),
+  durability: Durability,
 });
 export type BridgeStatus = z.infer<typeof BridgeStatus>;
 
 /** Error codes in responses the bridge itself produces. */
-export const BRIDGE_RESPONSE_ERRORS = [
+export const BridgeResponseError = z.enum([
   "invalid_frame",
   "idempotency_conflict",
   "ui_request_not_pending",
   "invalid_ui_response",
   "agent_exited",
+  "agent_unverified",
+  "agent_starting",
+  "outcome_unknown",
   "shutting_down",
   "policy_conflict",
   "invalid_policy",
   "symlink_target",
   "io_error",
-] as const;
+]);
+export type BridgeResponseError = z.infer<typeof BridgeResponseError>;
+
+/** A failed response the bridge made itself (not relayed from Pi): its `code` is one of the bridge's. */
+export const BridgeFailureResponse = ResponseFrame.extend({
+  success: z.literal(false),
+  error: z.string(),
+  code: BridgeResponseError,
+});
+
+/** The codes of BridgeFailureResponse, read off the schema. */
+export const BRIDGE_RESPONSE_ERRORS: readonly BridgeResponseError[] =
+  BridgeFailureResponse.shape.code.options;
 
 /** Schemas by name, for docs and JSON Schema export. */
 export const schemas = {
@@ -336,7 +425,9 @@ export const schemas = {
   ErrorFrame,
   DialogClosedFrame,
   AgentExitedFrame,
+  AgentRestartedFrame,
   PolicyChangedFrame,
+  BridgeFailureResponse,
   PiEventFrame,
   Snapshot,
   PendingDialog,

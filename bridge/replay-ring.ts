@@ -55,6 +55,20 @@ export class ReplayRing {
     const text = build(seq);
     const data = Buffer.allocUnsafeSlow(Buffer.byteLength(text));
     data.write(text, "utf8");
+    return this.push(seq, data);
+  }
+
+  /** Puts back a frame read from the journal; frames must come in seq order, contiguous. */
+  restore(seq: number, data: Buffer): RingFrame {
+    if (this.lastSeq !== 0 && seq !== this.lastSeq + 1) {
+      throw new Error(`replay ring: restored seq ${seq} does not follow ${this.lastSeq}`);
+    }
+    const copy = Buffer.allocUnsafeSlow(data.length);
+    data.copy(copy);
+    return this.push(seq, copy);
+  }
+
+  private push(seq: number, data: Buffer): RingFrame {
     const bytes = data.length;
     this.appendedBytes += bytes;
     const frame = { seq, data, bytes, endOffset: this.appendedBytes };

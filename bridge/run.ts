@@ -1,10 +1,17 @@
-// The bridge proper, loaded by bridge/main.ts after prestart has checked the command line and started Pi.
+// The bridge proper, loaded by bridge/main.ts after prestart has checked the command line, opened the state
+// dir and started Pi.
+import path from "node:path";
 import { createLogger } from "../agent-runtime/log.ts";
+import { addLogFile, type LogFileInfo } from "../agent-runtime/log-file.ts";
 import { readEffectivePolicy, setPolicy } from "../agent-runtime/policy/policy-store.ts";
+import { startAgent } from "./agent-launch.ts";
 import { BridgeCore, type FrameSink } from "./core.ts";
+import { type DurableState, openDurableState } from "./durable-state.ts";
 import { NetworkServer, RingSink } from "./network.ts";
 import type { Prestart } from "./prestart.ts";
+import type { Durability } from "./protocol.ts";
 import { ReplayRing } from "./replay-ring.ts";
+import { saveSession } from "./state-dir.ts";
 import { attachStdin, StdioSink } from "./stdio.ts";
 
 export const log = createLogger("bridge");
@@ -14,7 +21,19 @@ export async function runBridge(prestart: Prestart): Promise<void> {
     log.fatal({ err: prestart.error.message }, "bridge failed to start");
     process.exit(prestart.exitCode);
   }
-  const { options, token, gate, pi, decision, epoch, child } = prestart;
+  const { options, token, gate, pi, decision, state, leftovers, launch, child } = prestart;
+  let logFile: LogFileInfo | undefined;
+  try {
+    logFile = await addLogFile(log, {
+      file: options.logFile ?? path.join(state.paths.logsDir, "bridge.log"),
+    });
+  } catch (err) {
+    // Degraded, and said so (status and health carry logFile: null); stderr still has everything.
+    log.error({ err: (err as Error).message }, "cannot open the log file: logging to stderr only");
+  }
+  if (leftovers.found > 0) {
+    log.warn({ ...leftovers }, "ended processes an earlier bridge on this state dir left running");
+  }
   if (decision.isolation.mode === "degraded") {
     log.warn(
       { reason: decision.isolation.reason },
@@ -23,34 +42,51 @@ export async function runBridge(prestart: Prestart): Promise<void> {
   }
 
   let shutdownStarted = false;
-  const piChild = child;
   let network: NetworkServer | undefined;
   let stdioSink: StdioSink | undefined;
-  const requestShutdown = (reason: string): void => {
+  let durable: DurableState | undefined;
+  const requestShutdown = (reason: string, exitCode = 0): void => {
     if (shutdownStarted) return;
     shutdownStarted = true;
     void (async () => {
       log.info({ reason }, "shutting down");
       core.beginShutdown();
-      await piChild.terminate(options.killGraceMs);
+      await core.agent?.terminate(options.killGraceMs);
       if (network) await network.close();
       if (stdioSink) await stdioSink.flush();
-      process.exit(0);
+      durable?.journal.close();
+      process.exit(exitCode);
     })();
   };
 
   let sink: FrameSink;
-  let ring: ReplayRing | undefined;
+  let ringSink: RingSink | undefined;
   if (options.listen) {
-    ring = new ReplayRing(options.replayFrames, options.replayBytes);
-    sink = new RingSink(ring);
+    durable = openDurableState(
+      state,
+      { maxFrames: options.replayFrames, maxBytes: options.replayBytes },
+      log,
+    );
+    const ring = new ReplayRing(options.replayFrames, options.replayBytes);
+    for (const frame of durable.frames) ring.restore(frame.seq, frame.data);
+    durable.frames.length = 0;
+    ringSink = new RingSink(ring, durable.journal);
+    sink = ringSink;
   } else {
     stdioSink = new StdioSink(process.stdout);
     stdioSink.onBroken = () => requestShutdown("stdout closed");
     sink = stdioSink;
   }
+  const session = launch.session;
+  const durability = (): Durability => ({
+    stateDir: state.paths.root,
+    ...(durable ? durable.status() : { journal: "off" as const, problem: null }),
+    logFile: logFile?.current ?? null,
+    session: session ? { id: session.current.sessionId, file: session.current.sessionFile } : null,
+  });
   const core = new BridgeCore(sink, {
     mode: options.listen ? "network" : "stdio",
+    epoch: durable?.epoch ?? state.identity.epoch,
     detachedGraceMs: options.detachedGraceMs,
     idleExitMs: options.idleExitMs,
     lingerMs: options.lingerMs,
@@ -59,11 +95,30 @@ export async function runBridge(prestart: Prestart): Promise<void> {
     policy: { read: () => readEffectivePolicy(), set: (o) => setPolicy(o) },
     log,
     requestShutdown,
-    epoch,
+    ...(durable
+      ? {
+          idempotency: durable.idempotency,
+          onOpenDialogs: (ids: string[]) => durable?.saveOpenDialogs(ids),
+        }
+      : {}),
+    ...(options.listen ? { restartAgent: () => startAgent(launch) } : {}),
+    ...(session
+      ? {
+          onSession: (next: { sessionId: string; sessionFile: string | null }) => {
+            session.current = next;
+            try {
+              saveSession(state.paths, next);
+            } catch (err) {
+              log.error({ err: (err as Error).message }, "cannot record Pi's session");
+            }
+          },
+        }
+      : {}),
+    durability,
   });
-  if (ring) {
-    const theRing = ring;
-    core.firstSeq = () => theRing.firstSeq;
+  if (ringSink) {
+    const ring = ringSink.ring;
+    core.firstSeq = () => ring.firstSeq;
   }
 
   for (const signal of ["SIGTERM", "SIGINT", "SIGHUP"] as const) {
@@ -71,28 +126,34 @@ export async function runBridge(prestart: Prestart): Promise<void> {
   }
   process.on("uncaughtException", (err) => {
     log.fatal({ err: err.stack ?? String(err) }, "uncaught exception");
-    piChild.signalGroup("SIGKILL");
+    core.agent?.signalGroup("SIGKILL");
     process.exit(1);
   });
 
+  // What the previous bridge on this state dir left open is settled before anything new happens.
+  if (durable) core.recoverInterrupted(durable.openDialogs);
   // Pi was started by prestart (warm before the first client); from here on the core reads it.
-  piChild.bind((line) => core.onPiLine(line), log);
-  core.attachPi(piChild);
+  const restarted = options.listen !== undefined && !state.fresh;
+  core.attachPi(child, restarted ? { kind: "bridge_restarted", previous: null } : undefined);
   log.info(
     {
-      piPid: piChild.pid,
+      piPid: child.pid,
       pi: pi.version,
       gate,
       isolation: decision.isolation.mode,
       mode: options.listen ? "network" : "stdio",
+      stateDir: state.paths.root,
+      logFile: logFile?.current ?? null,
+      epoch: core.epoch,
+      headSeq: sink.headSeq,
     },
     "Pi started",
   );
 
-  if (options.listen && ring && token) {
+  if (options.listen && ringSink && token) {
     network = new NetworkServer(
       core,
-      ring,
+      ringSink,
       {
         host: options.listen.host,
         port: options.listen.port,
@@ -104,8 +165,9 @@ export async function runBridge(prestart: Prestart): Promise<void> {
       },
       log,
     );
+    network.healthExtra = () => ({ logFile: logFile?.current ?? null, stateDir: state.paths.root });
     const theNetwork = network;
-    (sink as RingSink).onAppend = () => theNetwork.notify();
+    ringSink.onAppend = () => theNetwork.notify();
     const address = await network.listen();
     log.info({ host: address.address, port: address.port, epoch: core.epoch }, "listening");
   } else {

@@ -9,7 +9,11 @@ import { writeScriptedAgentDir } from "../agent-runtime/dev/agent-dir.ts";
 import { say, startScriptedModel } from "../agent-runtime/dev/scripted-model.ts";
 import { JsonlDecoder } from "../agent-runtime/jsonl.ts";
 import { findPiInstall } from "../agent-runtime/pi-install.ts";
+import { BridgeClient } from "../bridge/client.ts";
+import { Journal } from "../bridge/journal.ts";
+import { RingSink } from "../bridge/network.ts";
 import { piArgv } from "../bridge/pi-child.ts";
+import { ReplayRing } from "../bridge/replay-ring.ts";
 
 const root = path.resolve(import.meta.dirname, "..");
 const bundle = path.join(root, "build", "opt", "chat-ui-agent", "bridge.mjs");
@@ -309,19 +313,111 @@ async function coldStart(): Promise<Record<string, number>> {
   };
 }
 
+// 7. The journal's cost per frame: the same frames published through the ring with and without the journal,
+// flushed one frame at a time (the worst case: one write per frame), interleaved in one run.
+async function journalCost(): Promise<Record<string, number>> {
+  const dir = mkdtempSync(path.join(scratch, "journal-"));
+  const frames = 20_000;
+  const text = JSON.stringify({ type: "message_update", pad: "x".repeat(180) });
+  const withJournal = new RingSink(
+    new ReplayRing(10_000, 32 * 1024 * 1024),
+    new Journal(dir, { maxFrames: 10_000, maxBytes: 32 * 1024 * 1024 }, 0),
+  );
+  const without = new RingSink(new ReplayRing(10_000, 32 * 1024 * 1024));
+  const timed = (sink: RingSink) => {
+    const start = process.hrtime.bigint();
+    sink.publish({ type: "message_update" }, text);
+    sink.flush();
+    return Number(process.hrtime.bigint() - start) / 1000;
+  };
+  const a: number[] = [];
+  const b: number[] = [];
+  for (let i = 0; i < frames; i++) {
+    a.push(timed(withJournal));
+    b.push(timed(without));
+  }
+  withJournal.journal?.close();
+  return {
+    frames,
+    frameBytes: text.length + 20,
+    withJournalMedianUs: round(median(a), 3),
+    withoutJournalMedianUs: round(median(b), 3),
+    journalCostMedianUs: round(median(a) - median(b), 3),
+    withJournalP99Us: round(p99(a), 3),
+  };
+}
+
+// 8. Restart to the first resumed frame: kill -9 a network bridge (real Pi) and start it again on the same
+// state dir and port; a typed client resumes by itself. Baseline: a fresh bridge to its first welcome.
+async function restartToResume(): Promise<Record<string, number>> {
+  const model = await startScriptedModel({ script: () => say("hello") });
+  const agentDir = await writeScriptedAgentDir(model.baseUrl, mkdtempSync(path.join(scratch, "agent-")));
+  const stateDir = mkdtempSync(path.join(scratch, "state-"));
+  const ws = mkdtempSync(path.join(scratch, "ws-"));
+  const port = 20_000 + Math.floor(Math.random() * 20_000);
+  const args = [
+    bundle,
+    ...["--listen", `127.0.0.1:${port}`, "--cwd", ws, "--state-dir", stateDir, "--gate", gate],
+    ...["--provider", "scripted", "--model", "scripted-model", "--offline"],
+  ];
+  const start = async () => {
+    const child = startProcess(args, { CHAT_UI_AGENT_BRIDGE_TOKEN: TOKEN, PI_CODING_AGENT_DIR: agentDir });
+    return child;
+  };
+  const t0 = performance.now();
+  let child = await start();
+  const client = new BridgeClient({
+    url: `ws://127.0.0.1:${port}/v1/rpc`,
+    token: TOKEN,
+    backoff: { initialMs: 10, maxMs: 50 },
+  });
+  await client.connect();
+  const freshMs = performance.now() - t0;
+  await client.prompt("warm up");
+  const restarts: number[] = [];
+  for (let i = 0; i < 3; i++) {
+    await new Promise((r) => setTimeout(r, 300));
+    const gone = new Promise((r) => child.once("close", r));
+    child.kill("SIGKILL");
+    await gone;
+    const killedAt = performance.now();
+    const firstFrame = new Promise<number>((resolve) =>
+      client.once("frame", () => resolve(performance.now())),
+    );
+    child = await start();
+    restarts.push((await firstFrame) - killedAt);
+  }
+  client.close();
+  await stop(child);
+  await model.close();
+  return {
+    freshStartToWelcomeMs: round(freshMs),
+    restartToFirstResumedFrameMedianMs: round(median(restarts)),
+    restartToFirstResumedFrameMaxMs: round(Math.max(...restarts)),
+    ratioRestartToFreshStart: round(median(restarts) / freshMs, 3),
+    runs: restarts.length,
+  };
+}
+
 async function main(): Promise<void> {
   if (!existsSync(bundle)) throw new Error(`${bundle} is missing: run npm run build first`);
-  // `--only=latency` (or throughput, cold) runs one part, for quick iterations.
+  // `--only=latency` (or throughput, cold, journal, restart) runs one part, for quick iterations.
   const only = process.argv.find((a) => a.startsWith("--only="))?.slice("--only=".length);
   const latencyFigures = !only || only === "latency" ? await latency() : undefined;
   const rest = !only || only === "throughput" ? await throughputReplayRss() : {};
   const cold = !only || only === "cold" ? await coldStart() : undefined;
+  const journal = !only || only === "journal" ? await journalCost() : undefined;
+  const restart = !only || only === "restart" ? await restartToResume() : undefined;
   const result = {
     gate: path.relative(root, gate),
     latency: latencyFigures,
     ...rest,
     coldStart: cold,
+    journal,
+    restart,
     targets: {
+      journalCostMedianUs: "<= 20",
+      restartToFirstResumedFrameMedianMs: "<= 3000 (includes Pi's start and the patch probe)",
       addedMedianUs: "<= 100",
       bridgeFramesPerSec: ">= 50000",
       firstReplayedFrameMs: "<= 20",

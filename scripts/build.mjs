@@ -1,6 +1,6 @@
 // Bundles the runtime entry points into self-contained ESM files laid out as in the image:
-// build/opt/chat-ui-agent/<name>.mjs. Pi stays external (resolved from the install's node_modules).
-import { copyFile, mkdir, rm } from "node:fs/promises";
+// build/opt/chat-ui-agent/<name>.mjs. Pi stays external (RUNTIME_EXTERNALS: resolved from the install's node_modules).
+import { copyFile, mkdir, rm, writeFile } from "node:fs/promises";
 import { createRequire } from "node:module";
 import path from "node:path";
 import { build } from "esbuild";
@@ -18,6 +18,12 @@ export const entries = [
   { source: "bridge/main.ts", output: "bridge.mjs", split: true },
   { source: "bridge/attach/main.ts", output: "chat-ui-agent.mjs" },
 ];
+
+/**
+ * Packages the bundles leave external: resolved at run time from the install's node_modules, so these (and
+ * their dependencies) are all the image installs. Everything else the sources import is inlined.
+ */
+export const RUNTIME_EXTERNALS = ["@earendil-works/*"];
 
 /** Files copied beside the bundles: the approval gate loads its shell parser from its own directory. */
 export const assets = [
@@ -53,7 +59,7 @@ export async function buildAll() {
       platform: "node",
       format: "esm",
       target: "node22",
-      external: ["@earendil-works/*"],
+      external: RUNTIME_EXTERNALS,
       banner: { js: banner(entry.output) },
       legalComments: "none",
       logLevel: "warning",
@@ -63,6 +69,10 @@ export async function buildAll() {
   for (const asset of assets) {
     await copyFile(requireFromRoot.resolve(asset.module), path.join(outDir, asset.output));
   }
+  // The search excludes, generated from the sensitive-path rules (Node runs the .ts source by type stripping):
+  // the gate checks this file byte for byte against its own rules at load.
+  const { searchExcludeConfig, RG_EXCLUDE_FILE } = await import("../agent-runtime/gate/search-excludes.ts");
+  await writeFile(path.join(outDir, RG_EXCLUDE_FILE), searchExcludeConfig(), { mode: 0o444 });
   return entries.map((e) => path.join(outDir, e.output));
 }
 

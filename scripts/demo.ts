@@ -9,6 +9,7 @@ import { mkdtemp, readFile, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { writeScriptedAgentDir } from "../agent-runtime/dev/agent-dir.ts";
+import { waitForHttp } from "../agent-runtime/dev/http-probe.ts";
 import {
   callTool,
   lastToolResult,
@@ -118,11 +119,29 @@ async function main(): Promise<void> {
 
     const child = spawn(
       process.execPath,
-      [bridgeBundle, "--listen", "127.0.0.1:0", "--cwd", workspace, ...piFlags, "--no-session"],
+      // A state dir of its own: the demo starts a new conversation every time (and never shares a bridge's).
+      [
+        bridgeBundle,
+        ...[
+          "--listen",
+          "127.0.0.1:0",
+          "--cwd",
+          workspace,
+          "--state-dir",
+          await mkdtemp(path.join(temp, "state-")),
+        ],
+        ...piFlags,
+        "--no-session",
+      ],
       { env, stdio: ["ignore", "ignore", "pipe"] },
     );
     bridge = child;
     const port = await waitForListening(child, bridgeLog);
+    // Attach only once the bridge reports Pi running (bounded: a bridge that never gets there fails the demo).
+    await waitForHttp(`http://127.0.0.1:${port}/v1/health`, {
+      deadlineMs: 30_000,
+      until: (response) => response.status === 200 && JSON.parse(response.body).pi?.state === "running",
+    });
     out(
       `demo: bridge on 127.0.0.1:${port} (random token), real Pi ${modelFlags ? "with your model" : "with a scripted model"}\n`,
     );

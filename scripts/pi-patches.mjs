@@ -1,6 +1,6 @@
 #!/usr/bin/env node
 // Applies and verifies our fail-closed patch to Pi's RPC handler (patches/manifest.json says what was reviewed).
-// Plain JS with Node built-ins only: it runs from `postinstall` inside the image's `npm ci --omit=dev`.
+// Plain JS with Node built-ins only: it runs from `postinstall` on every `npm ci`, and in the image's `pi` stage.
 //
 //   node scripts/pi-patches.mjs apply [--root DIR]  pre-check -> patch-package -> post-check (idempotent)
 //   node scripts/pi-patches.mjs check [--root DIR]  post-check an already patched tree

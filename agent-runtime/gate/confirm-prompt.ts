@@ -1,7 +1,7 @@
 // The dialog a person answers: exactly what will run or be touched, and why it was gated.
 import { statSync } from "node:fs";
 import type { Decision } from "./decide.ts";
-import { type PathContext, resolveToolPath } from "./path-context.ts";
+import type { PathContext } from "./path-context.ts";
 
 const MAX_SHOWN = 4000;
 
@@ -17,6 +17,8 @@ export function confirmPrompt(
   ctx: PathContext,
 ): ConfirmPrompt {
   const record = (typeof input === "object" && input !== null ? input : {}) as Record<string, unknown>;
+  // The path the decision was made on (and that the gate wrote into the call), never a re-resolution of the input.
+  const file = decision.path ?? String(record.path ?? "");
   const why = `Why: ${decision.classes.join(", ")}${decision.reasons.length ? ` — ${decision.reasons.join("; ")}` : ""}`;
   const lines: string[] = [];
   let title: string;
@@ -24,8 +26,20 @@ export function confirmPrompt(
     title = "Allow this shell command?";
     lines.push("Command:", clip(String(record.command ?? "")));
     lines.push(`Working directory: ${ctx.cwd}`);
+    for (const script of decision.scripts ?? []) {
+      lines.push(
+        "",
+        `It runs ${script.what}: ${script.file.path} (${script.file.bytes} bytes, sha256 ${script.file.sha256})`,
+        "----",
+        script.text,
+        "----",
+      );
+    }
+    if (decision.scripts?.length)
+      lines.push(
+        "A yes covers exactly these bytes, once: if a file changes before the run, it does not run.",
+      );
   } else if (toolName === "write") {
-    const file = resolveToolPath(String(record.path ?? ""), ctx);
     const content = String(record.content ?? "");
     title = `Allow writing ${record.path}?`;
     lines.push(`File: ${file}`);
@@ -33,7 +47,6 @@ export function confirmPrompt(
       `${existingSize(file)} → new content ${Buffer.byteLength(content)} bytes, ${lineCount(content)} lines`,
     );
   } else if (toolName === "edit") {
-    const file = resolveToolPath(String(record.path ?? ""), ctx);
     const edits = Array.isArray(record.edits) ? (record.edits as Array<Record<string, unknown>>) : [];
     title = `Allow editing ${record.path}?`;
     lines.push(`File: ${file} (${existingSize(file)})`);
@@ -46,9 +59,10 @@ export function confirmPrompt(
       );
     }
     if (edits.length > 5) lines.push(`  … and ${edits.length - 5} more`);
-  } else if (typeof record.path === "string") {
-    title = `Allow ${toolName} of ${record.path}?`;
-    lines.push(`Path: ${resolveToolPath(record.path, ctx)}`);
+  } else if (decision.path !== undefined) {
+    title = `Allow ${toolName} of ${String(record.path ?? ".")}?`;
+    lines.push(`Path: ${file}`);
+    if (toolName === "grep" && typeof record.glob === "string") lines.push(`Glob: ${record.glob}`);
   } else {
     title = `Allow the tool "${toolName}"?`;
     lines.push("Input:", clip(safeJson(input)));

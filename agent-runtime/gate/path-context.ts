@@ -1,6 +1,7 @@
-// Where a tool call runs and what the gate protects: resolves paths the way Pi's tools do (~, cwd), then
-// follows symlinks so a link cannot disguise a credential file or the gate's own files.
-import { existsSync, realpathSync } from "node:fs";
+// Where a tool call runs and what the gate protects: the session cwd, the tools' HOME (what "~" means to a tool),
+// Pi's agent dir, the policy file and the gate's own directories, all canonical; and the canonical form of any
+// path (symlinks followed, dangling ones included) so a link cannot disguise a credential file or the gate.
+import { existsSync, lstatSync, readlinkSync, realpathSync } from "node:fs";
 import { homedir } from "node:os";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
@@ -10,6 +11,7 @@ import { IMAGE_RUNTIME_DIR } from "../runtime-paths.ts";
 export interface PathContext {
   /** The session's working directory (relative paths resolve against it). */
   cwd: string;
+  /** The tools' HOME: what "~" means in a tool path or a shell command (env CHAT_UI_AGENT_TOOL_HOME, else HOME). */
   home: string;
   /** Pi's agent dir (settings, extensions, auth.json). */
   agentDir: string;
@@ -21,7 +23,17 @@ export interface PathContext {
 
 export const IMAGE_GATE_DIR = IMAGE_RUNTIME_DIR;
 
-/** Pi's own rule: PI_CODING_AGENT_DIR (tilde-expanded) or ~/.pi/agent. */
+/** The env var naming the tools' HOME (set by the bridge when tools run as another user than Pi). */
+export const TOOL_HOME_ENV = "CHAT_UI_AGENT_TOOL_HOME";
+
+/** The tools' HOME: CHAT_UI_AGENT_TOOL_HOME when set (absolute), else Pi's own HOME. */
+export function toolHomeFromEnv(env: NodeJS.ProcessEnv): string {
+  const configured = env[TOOL_HOME_ENV];
+  if (configured && path.isAbsolute(configured)) return configured;
+  return env.HOME && env.HOME.length > 0 ? env.HOME : homedir();
+}
+
+/** Pi's own rule: PI_CODING_AGENT_DIR (tilde-expanded) or ~/.pi/agent, with Pi's HOME. */
 export function piAgentDir(env: NodeJS.ProcessEnv, home: string): string {
   const configured = env.PI_CODING_AGENT_DIR;
   if (configured) return path.resolve(expandTilde(configured, home));
@@ -53,6 +65,7 @@ class LazyPathContext implements PathContext {
   #policyPath: string | undefined;
   #gateDirs: string[] | undefined;
   readonly #lexicalHome: string;
+  readonly #piHome: string;
 
   private readonly lexicalCwd: string;
   private readonly env: NodeJS.ProcessEnv;
@@ -62,7 +75,8 @@ class LazyPathContext implements PathContext {
     this.lexicalCwd = lexicalCwd;
     this.env = env;
     this.extraGateDirs = extraGateDirs;
-    this.#lexicalHome = env.HOME && env.HOME.length > 0 ? env.HOME : homedir();
+    this.#piHome = env.HOME && env.HOME.length > 0 ? env.HOME : homedir();
+    this.#lexicalHome = toolHomeFromEnv(env);
   }
 
   get cwd(): string {
@@ -76,7 +90,7 @@ class LazyPathContext implements PathContext {
   }
 
   get agentDir(): string {
-    this.#agentDir ??= uncachedRealpathOfExisting(piAgentDir(this.env, this.#lexicalHome));
+    this.#agentDir ??= uncachedRealpathOfExisting(piAgentDir(this.env, this.#piHome));
     return this.#agentDir;
   }
 
@@ -103,29 +117,52 @@ export function expandTilde(raw: string, home: string): string {
   return raw;
 }
 
-/** Pi strips a leading "@" from tool paths; so do we, then ~ and cwd, then symlinks. */
-export function resolveToolPath(raw: string, ctx: PathContext): string {
-  const stripped = raw.startsWith("@") ? raw.slice(1) : raw;
-  const lexical = path.resolve(ctx.cwd, expandTilde(stripped, ctx.home));
-  return canonicalIn(ctx, lexical);
-}
+/** Longer paths cannot be opened (PATH_MAX): the kernel answers ENAMETOOLONG, so they are decided as written. */
+const PATH_MAX = 4096;
 
 /** realpath of the longest existing prefix, with the missing tail appended (targets of writes may not exist). */
 export function realpathOfExisting(absolute: string, cache?: Map<string, string>): string {
   if (!cache) return uncachedRealpathOfExisting(absolute);
+  if (absolute.length >= PATH_MAX) return absolute;
   const cached = cache.get(absolute);
   if (cached !== undefined) return cached;
   let resolved: string;
   if (existsSync(absolute)) {
     resolved = uncachedRealpathOfExisting(absolute, true);
   } else {
-    // Missing: canonicalise the parent (memoised, so sibling arguments share it) and append the name.
-    const parent = path.dirname(absolute);
-    resolved =
-      parent === absolute ? absolute : path.join(realpathOfExisting(parent, cache), path.basename(absolute));
+    // The longest existing prefix, by binary search over the components (a prefix that does not exist has no
+    // existing extension): O(log n) probes, where walking up one level at a time costs O(n²) kernel work.
+    const parts = absolute.split("/").filter((p) => p.length > 0);
+    let low = 0; // parts[0..low) exists (the root always does)
+    let high = parts.length; // parts[0..high) does not
+    while (high - low > 1) {
+      const mid = (low + high) >> 1;
+      const prefix = `/${parts.slice(0, mid).join("/")}`;
+      if (cache.has(prefix) || existsSync(prefix)) low = mid;
+      else high = mid;
+    }
+    const existing = `/${parts.slice(0, low).join("/")}`;
+    const firstMissing = `${existing === "/" ? "" : existing}/${parts[low] ?? ""}`;
+    if (isSymlink(firstMissing)) {
+      // A dangling symlink: writing through it creates its target, so the target is the path that counts.
+      resolved = physicalPath(absolute);
+    } else {
+      const base = cache.get(existing) ?? uncachedRealpathOfExisting(existing, true);
+      cache.set(existing, base);
+      resolved = path.join(base, ...parts.slice(low));
+    }
   }
   cache.set(absolute, resolved);
   return resolved;
+}
+
+/** lstat without throwing: ENAMETOOLONG, EACCES, ELOOP… mean "not a link we can follow". */
+function isSymlink(absolute: string): boolean {
+  try {
+    return lstatSync(absolute, { throwIfNoEntry: false })?.isSymbolicLink() === true;
+  } catch {
+    return false;
+  }
 }
 
 /** Per-decision memo (a context lives for one decision, so it never goes stale across calls). */
@@ -146,6 +183,7 @@ export function canonicalIn(ctx: PathContext, absolute: string): string {
 }
 
 function uncachedRealpathOfExisting(absolute: string, likelyExists = false): string {
+  if (absolute.length >= PATH_MAX) return absolute;
   if (likelyExists) {
     // Paths that normally exist (cwd, HOME): one realpath(3) syscall, no existence probe. Elsewhere a missing
     // path is common (a dev machine has no /opt/chat-ui-agent) and a thrown ENOENT costs more than existsSync.
@@ -155,24 +193,73 @@ function uncachedRealpathOfExisting(absolute: string, likelyExists = false): str
       // missing: fall through to the walk
     }
   }
-  const tail: string[] = [];
-  let current = absolute;
-  for (;;) {
-    // existsSync first: a thrown ENOENT costs more than the probe, and most arguments are not files.
-    if (existsSync(current)) {
-      try {
-        // The native realpath(3) is one syscall; the JS fallback lstat()s every component.
-        const real = realpathSync.native(current);
-        return tail.length === 0 ? real : path.join(real, ...tail.reverse());
-      } catch {
-        // vanished or unreadable between the two calls: keep walking up
-      }
+  // existsSync first: a thrown ENOENT costs more than the probe, and most arguments are not files.
+  if (existsSync(absolute)) {
+    try {
+      // The native realpath(3) is one syscall; the JS fallback lstat()s every component.
+      return realpathSync.native(absolute);
+    } catch {
+      // vanished or unreadable between the two calls: resolve it component by component
     }
-    const parent = path.dirname(current);
-    if (parent === current) return absolute;
-    tail.push(path.basename(current));
-    current = parent;
   }
+  return physicalPath(absolute);
+}
+
+/** More symlinks than this in one resolution is a loop (the kernel's own limit is 40). */
+const MAX_SYMLINK_HOPS = 40;
+
+/**
+ * The path the kernel would reach, component by component, for a path that does not fully exist: symlinks are
+ * followed wherever they are (dangling ones too, since creating a file through a dangling link creates its
+ * target), ".." in a link target is physical, and the missing rest is appended as written. Iterative, with a
+ * hop budget: a symlink loop stops the walk (the kernel would answer ELOOP, so nothing is opened anyway).
+ */
+export function physicalPath(absolute: string): string {
+  if (absolute.length >= PATH_MAX) return absolute;
+  const pending = absolute.split("/").reverse(); // a stack: the next component is last
+  let resolved = "/";
+  let hops = 0;
+  let missing = false;
+  while (pending.length > 0) {
+    const part = pending.pop() as string;
+    if (part === "" || part === ".") continue;
+    if (part === "..") {
+      resolved = path.dirname(resolved);
+      continue;
+    }
+    const next = resolved === "/" ? `/${part}` : `${resolved}/${part}`;
+    if (missing) {
+      resolved = next;
+      continue;
+    }
+    let stat: ReturnType<typeof lstatSync>;
+    try {
+      stat = lstatSync(next, { throwIfNoEntry: false });
+    } catch {
+      stat = undefined; // EACCES, ENOTDIR…: nothing below can be looked at
+    }
+    if (!stat) {
+      missing = true;
+      resolved = next;
+      continue;
+    }
+    if (!stat.isSymbolicLink()) {
+      resolved = next;
+      continue;
+    }
+    if (++hops > MAX_SYMLINK_HOPS) return absolute;
+    let target: string;
+    try {
+      target = readlinkSync(next);
+    } catch {
+      missing = true;
+      resolved = next;
+      continue;
+    }
+    if (target.startsWith("/")) resolved = "/";
+    for (const piece of target.split("/").reverse()) pending.push(piece);
+  }
+  return resolved;
 }
 
 /** Both paths absolute and normalised (resolve/realpath output): a prefix test, no allocation-heavy relative(). */

@@ -1,8 +1,10 @@
 // Paths whose change would change the gate itself: the policy file (and its directory), the gate's
 // install directory, and Pi's agent dir (settings, extensions, auth) plus a project's .pi directory.
+import { existsSync, statSync } from "node:fs";
 import path from "node:path";
 import { POLICY_DIR } from "../runtime-paths.ts";
 import { isWithin, type PathContext } from "./path-context.ts";
+import { matchesAtAnyDepth } from "./path-patterns.ts";
 
 export { POLICY_DIR };
 
@@ -24,6 +26,7 @@ export function tamperReasonFor(
     return `changes Pi's agent settings, extensions or auth (${ctx.agentDir})`;
   const projectPi = path.join(ctx.cwd, ".pi");
   if (isWithin(file, projectPi)) return `changes the project's Pi settings or extensions (${projectPi})`;
+  if (sameFile(file, ctx.policyPath)) return `${policy}: it is a hard link to the policy file`;
   if (options.ancestors) {
     for (const dir of [...ctx.gateDirs, ctx.agentDir]) {
       if (isWithin(dir, file)) return `moves or removes a directory holding the approval gate (${dir})`;
@@ -32,17 +35,157 @@ export function tamperReasonFor(
   return undefined;
 }
 
+/** Two names for one inode (a hard link): writing either changes both. */
+function sameFile(a: string, b: string): boolean {
+  try {
+    const first = statSync(a, { throwIfNoEntry: false });
+    if (!first?.isFile() || first.nlink < 2) return false;
+    const second = statSync(b, { throwIfNoEntry: false });
+    return second !== undefined && first.dev === second.dev && first.ino === second.ino;
+  } catch {
+    return false;
+  }
+}
+
+/** Files other programs run or obey later: writing one is a possible exit (class 6 of issue 10). */
+const LATER_EXEC: ReadonlyArray<{ why: string; patterns: readonly string[] }> = [
+  {
+    why: "writes git config (fsmonitor, sshCommand, pager, aliases and filters run commands on later git calls)",
+    patterns: [
+      ".gitconfig",
+      ".config/git/config",
+      ".config/git/attributes",
+      ".git/config",
+      ".git/config.worktree",
+      ".git/worktrees/*/config.worktree",
+      ".git/modules/**",
+      ".git/info/attributes",
+      ".git/commondir",
+    ],
+  },
+  { why: "writes a git hook (runs on later git commands)", patterns: [".git/hooks/**"] },
+  {
+    why: "writes a git template (copied into every new repository, hooks included)",
+    patterns: ["git-core/templates/**", ".git-templates/**", ".git_template/**", ".git-template/**"],
+  },
+  {
+    why: "writes a .git file (a gitfile that points git at another repository and its hooks)",
+    patterns: [".git"],
+  },
+  {
+    why: "writes package-manager config that runs commands or code (npm script-shell/node-options, yarnPath, pnpmfile, bunfig preload, cargo runners)",
+    patterns: [
+      ".npmrc",
+      ".yarnrc",
+      ".yarnrc.yml",
+      ".pnpmfile.cjs",
+      ".pnpmfile.mjs",
+      "bunfig.toml",
+      ".bunfig.toml",
+      ".cargo/config",
+      ".cargo/config.toml",
+      "pip.conf",
+      "pip.ini",
+      ".pydistutils.cfg",
+    ],
+  },
+  {
+    why: "writes SSH config or keys (ProxyCommand and LocalCommand run commands; authorized_keys lets someone log in)",
+    patterns: [".ssh/**"],
+  },
+  {
+    why: "writes a shell start-up file (runs in later shells)",
+    patterns: [
+      ".bashrc",
+      ".bash_profile",
+      ".bash_login",
+      ".bash_logout",
+      ".profile",
+      ".zshrc",
+      ".zshenv",
+      ".zprofile",
+      ".zlogin",
+      ".zlogout",
+      ".kshrc",
+      ".mkshrc",
+      ".config/fish/**",
+      "profile.d/**",
+      ".envrc",
+    ],
+  },
+  {
+    why: "writes a file an interpreter loads at start-up (sitecustomize, .pth, startup files, vimrc, lessfilter)",
+    patterns: [
+      "sitecustomize.py",
+      "usercustomize.py",
+      "site-packages/*.pth",
+      "dist-packages/*.pth",
+      ".pythonrc",
+      ".pythonrc.py",
+      ".irbrc",
+      ".pryrc",
+      ".perldb",
+      ".vimrc",
+      ".exrc",
+      ".config/nvim/**",
+      ".lessfilter",
+      ".lesskey",
+    ],
+  },
+  {
+    why: "writes network-client config (curl and wget obey it on every later call: uploads, headers, proxies)",
+    patterns: [".curlrc", "_curlrc", ".wgetrc", ".docker/config.json"],
+  },
+  {
+    why: "writes a program into a folder on PATH (a later command of that name runs it)",
+    patterns: ["node_modules/.bin/**", ".local/bin/**"],
+  },
+];
+
 /**
- * Files that other programs run or obey later (git hooks and config today): writing one is a possible exit,
- * because a later, innocent-looking command runs what it says. `ctx` gives HOME and cwd for per-user files.
+ * Files that other programs run or obey later: writing one is a possible exit, because a later,
+ * innocent-looking command runs what it says. `ctx` gives HOME and cwd. The shell classifier calls this for
+ * redirections and copies too, so there is one list.
  */
-export function laterExecReasonFor(file: string, _ctx: PathContext): string | undefined {
-  const parts = file.split(path.sep);
-  const gitIndex = parts.lastIndexOf(".git");
-  if (gitIndex === -1) return undefined;
-  const inside = parts.slice(gitIndex + 1);
-  if (inside[0] === "hooks") return "writes a git hook (runs on later git commands)";
-  if (inside[0] === "config" && inside.length === 1)
-    return "writes git config (aliases, hooks, pager can run commands)";
-  return undefined;
+export function laterExecReasonFor(
+  file: string,
+  ctx: PathContext,
+  env: NodeJS.ProcessEnv = process.env,
+): string | undefined {
+  const parts = file.split("/").filter((p) => p.length > 0);
+  for (const { why, patterns } of LATER_EXEC) {
+    if (patterns.some((pattern) => matchesAtAnyDepth(pattern, parts))) return why;
+  }
+  const onPath = pathDirectories(env, ctx).find((dir) => path.dirname(file) === dir);
+  if (onPath)
+    return `writes a program into ${onPath}, a folder on PATH (a later command of that name runs it)`;
+  if (env.BASH_ENV && path.resolve(ctx.cwd, env.BASH_ENV) === file)
+    return "writes BASH_ENV (runs in every later bash)";
+  return embeddedRepositoryReason(file);
+}
+
+function pathDirectories(env: NodeJS.ProcessEnv, ctx: PathContext): string[] {
+  return [
+    ...(env.PATH ?? "").split(":").filter((dir) => path.isAbsolute(dir)),
+    path.join(ctx.home, "bin"),
+    path.join(ctx.home, ".local", "bin"),
+  ];
+}
+
+/**
+ * A write that makes or arms a git repository in some folder (an embedded bare repository: a later
+ * `git -C <dir>` or `cd <dir> && git …` uses its hooks and config): `config` beside a `HEAD`, a `HEAD` beside
+ * `config`, `objects` or `refs`, a hook of a folder holding a `HEAD`. Any order of writes trips one of these.
+ */
+function embeddedRepositoryReason(file: string): string | undefined {
+  const name = path.basename(file);
+  const parent = path.dirname(file);
+  const beside = (marker: string) => existsSync(path.join(parent, marker));
+  let repoDir: string | undefined;
+  if (name === "config" && beside("HEAD")) repoDir = parent;
+  else if (name === "HEAD" && (beside("config") || beside("objects") || beside("refs"))) repoDir = parent;
+  else if (path.basename(parent) === "hooks" && existsSync(path.join(path.dirname(parent), "HEAD")))
+    repoDir = path.dirname(parent);
+  if (!repoDir) return undefined;
+  return `writes ${name === "config" || name === "HEAD" ? name : "a hook"} of a git repository at ${repoDir} (bare or embedded: git runs its hooks and obeys its config)`;
 }

@@ -613,7 +613,8 @@ class ShellClassifier {
     for (const rawForm of word.forms) {
       this.budget.tick();
       let form = rawForm;
-      if (form === "" || form === "-" || form.includes("\n")) continue;
+      // "/dev/fd/63" is the pipe a process substitution passes (its content is the inner command's output).
+      if (form === "" || form === "-" || form.includes("\n") || form === PROCESS_SUBSTITUTION_PATH) continue;
       if (/^file:\/\//i.test(form)) form = fileUrlPath(form);
       else if (/^[a-z][a-z0-9+.-]*:\/\//i.test(form)) continue; // other URLs are not local paths
       form = expandUserHome(this.dirStackTilde(form, frame));
@@ -969,6 +970,8 @@ const INERT_PROGRAM_WORDS = new Set([
 ]);
 
 const ARITHMETIC_TEST_OPERATORS = new Set(["-eq", "-ne", "-lt", "-le", "-gt", "-ge"]);
+
+const PROCESS_SUBSTITUTION_PATH = "/dev/fd/63";
 
 const NULL_DEVICES = new Set(["/dev/null", "/dev/stdout", "/dev/stderr", "/dev/tty", "-"]);
 

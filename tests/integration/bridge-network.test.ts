@@ -110,14 +110,23 @@ test("network mode over real Pi: resume, reset, idempotency, dialogs, policy, ba
     const prompt = { type: "prompt", id: "p-once", message: "say once please" };
     const from = client.frames.length;
     client.send(prompt);
-    client.send(prompt); // while still running: completes once
+    // The duplicate may reach the bridge while the prompt runs (no second response: it completes once) or
+    // after its response was recorded (the recorded response again). Either way the model is asked once.
+    client.send(prompt);
     await client.waitFor((f) => f.type === "agent_settled", 20_000, from);
-    const responses = client.frames.slice(from).filter(responseTo("p-once"));
-    assert.equal(responses.length, 1);
-    assert.equal(responses[0]!.success, true);
     const retried = await client.request(prompt); // after completion: the recorded response again
     assert.equal(retried.success, true);
+    const responses = client.frames.slice(from).filter(responseTo("p-once"));
+    assert.ok(responses.length === 2 || responses.length === 3, `${responses.length} responses to p-once`);
+    const withoutSeq = responses.map(({ seq: _seq, ...rest }) => rest);
+    for (const r of withoutSeq) assert.deepEqual(r, withoutSeq[0], "every response to one id is the same");
+    assert.equal(responses[0]!.success, true);
     assert.ok(retried.seq! > responses[0]!.seq!);
+    assert.equal(
+      client.frames.slice(from).filter((f) => f.type === "agent_start").length,
+      1,
+      "one run: no second execution",
+    );
     const conflict = await client.request({ ...prompt, message: "something else" });
     assert.equal(conflict.success, false);
     assert.equal(conflict.code, "idempotency_conflict");

@@ -1,7 +1,8 @@
 // Runs the BUILT bridge bundle as a child process and talks to it like chat-ui would (WebSocket) or like
 // a Pi RPC client (stdio).
 import { type ChildProcessWithoutNullStreams, spawn } from "node:child_process";
-import { existsSync } from "node:fs";
+import { existsSync, mkdtempSync } from "node:fs";
+import { tmpdir } from "node:os";
 import path from "node:path";
 import type { TestContext } from "node:test";
 import WebSocket from "ws";
@@ -44,7 +45,11 @@ export interface StartBridgeOptions {
 export function spawnBridge(t: TestContext, options: StartBridgeOptions): BridgeProcess {
   if (!existsSync(bridgeBundle))
     throw new Error(`${bridgeBundle} is missing: run \`node scripts/build.mjs\` first`);
-  const child = spawn(process.execPath, [bridgeBundle, ...options.args], {
+  // Every bridge gets a state dir of its own unless the test names one (the default is shared per uid).
+  const args = options.args.includes("--state-dir")
+    ? options.args
+    : [...options.args, "--state-dir", mkdtempSync(path.join(tmpdir(), "bridge-state-dir-"))];
+  const child = spawn(process.execPath, [bridgeBundle, ...args], {
     cwd: options.cwd ?? root,
     env: { PATH: process.env.PATH, LANG: "C.UTF-8", PI_OFFLINE: "1", ...options.env },
     stdio: ["pipe", "pipe", "pipe"],
@@ -89,27 +94,57 @@ export interface NetworkBridge extends BridgeProcess {
   cwd: string;
   policyPath: string;
   url: string;
+  /** The bridge's --state-dir (pass it to `startNetworkBridge` again to restart on it). */
+  stateDir: string;
+  /** Everything needed to start another bridge on the same state, model and workspace. */
+  reuse: NetworkBridgeReuse;
+}
+
+export interface NetworkBridgeReuse {
+  model?: ScriptedModel;
+  agentDir?: string;
+  stateDir: string;
+  cwd: string;
+  home: string;
 }
 
 /** A network-mode bridge over real Pi (scripted model) or a fake Pi (`fakePi`), listening on 127.0.0.1:0. */
 export async function startNetworkBridge(
   t: TestContext,
-  options: { model?: ScriptedModelOptions; fakePi?: string; args?: string[]; gate?: string } = {},
+  options: {
+    model?: ScriptedModelOptions;
+    fakePi?: string;
+    args?: string[];
+    gate?: string;
+    /** Restart on the state (and workspace, model, agent dir) of an earlier bridge. */
+    reuse?: NetworkBridgeReuse;
+    env?: NodeJS.ProcessEnv;
+    /** Listen on this port (a restarted bridge takes over its predecessor's address); default: any free one. */
+    port?: number;
+    /** Another Pi CLI (e.g. an unpatched copy) behind the scripted model. */
+    piCommand?: string;
+  } = {},
 ): Promise<NetworkBridge> {
-  const cwd = await tempDir(t, "bridge-ws-");
-  const state = await tempDir(t, "bridge-state-");
-  const policyPath = path.join(state, "policy");
-  let model: ScriptedModel | undefined;
+  const reuse = options.reuse;
+  const cwd = reuse?.cwd ?? (await tempDir(t, "bridge-ws-"));
+  const home = reuse?.home ?? (await tempDir(t, "bridge-home-"));
+  const stateDir = reuse?.stateDir ?? (await tempDir(t, "bridge-state-"));
+  const policyPath = path.join(home, "policy");
+  let model: ScriptedModel | undefined = reuse?.model;
+  let agentDir = reuse?.agentDir;
   const env: NodeJS.ProcessEnv = {
     CHAT_UI_AGENT_BRIDGE_TOKEN: TEST_TOKEN,
     AGENT_POLICY_PATH: policyPath,
-    HOME: state,
+    HOME: home,
+    ...options.env,
   };
   const args = [
     "--listen",
-    "127.0.0.1:0",
+    `127.0.0.1:${options.port ?? 0}`,
     "--cwd",
     cwd,
+    "--state-dir",
+    stateDir,
     "--gate",
     options.gate ?? fixture("fake-pi-gate.mjs"),
     "--auth-failure-delay",
@@ -118,19 +153,29 @@ export async function startNetworkBridge(
   if (options.fakePi) {
     args.push("--pi-command", options.fakePi);
   } else {
-    model = await startScriptedModel(options.model ?? { script: [] });
-    const agentDir = await writeScriptedAgentDir(model.baseUrl, await tempDir(t, "bridge-agent-"));
+    if (!model) {
+      model = await startScriptedModel(options.model ?? { script: [] });
+      const theModel = model;
+      t.after(() => theModel.close());
+    }
+    agentDir ??= await writeScriptedAgentDir(model.baseUrl, await tempDir(t, "bridge-agent-"));
     env.PI_CODING_AGENT_DIR = agentDir;
-    args.push("--provider", "scripted", "--model", "scripted-model", "--no-session", "--offline");
+    args.push("--provider", "scripted", "--model", "scripted-model", "--offline");
+    if (options.piCommand) args.push("--pi-command", options.piCommand);
   }
   const bridge = spawnBridge(t, { args: [...args, ...(options.args ?? [])], env });
-  if (model) {
-    const theModel = model;
-    t.after(() => theModel.close());
-  }
   const listening = await bridge.waitForLog((l) => l.msg === "listening");
   const port = Number(listening.port);
-  return { ...bridge, port, model, cwd, policyPath, url: `ws://127.0.0.1:${port}/v1/rpc` };
+  return {
+    ...bridge,
+    port,
+    model,
+    cwd,
+    policyPath,
+    url: `ws://127.0.0.1:${port}/v1/rpc`,
+    stateDir,
+    reuse: { ...(model ? { model } : {}), ...(agentDir ? { agentDir } : {}), stateDir, cwd, home },
+  };
 }
 
 /** A WebSocket client that records every frame and can wait for one. */

@@ -1,13 +1,16 @@
-// Unit tests of the bridge's pure parts: replay ring, idempotency, dialog answers, options, isolation.
+// Unit tests of the bridge's pure parts: replay ring, idempotency, frame input, restart policy, dialog
+// answers, options, isolation.
 import assert from "node:assert/strict";
 import { test } from "node:test";
 import fc from "fast-check";
 import { checkAnswer } from "../../bridge/dialogs.ts";
-import { canonicalJson, IdempotencyStore } from "../../bridge/idempotency.ts";
+import { capText, MAX_FRAME_DEPTH, nestsDeeperThan, usableId } from "../../bridge/frame-input.ts";
+import { type CommandRecord, IdempotencyStore, payloadDigest } from "../../bridge/idempotency.ts";
 import { decideIsolation, parsePasswd } from "../../bridge/isolation.ts";
 import { OptionsError, parseDuration, parseOptions } from "../../bridge/options.ts";
 import type { PendingDialog } from "../../bridge/protocol.ts";
 import { ReplayRing } from "../../bridge/replay-ring.ts";
+import { RestartPolicy } from "../../bridge/restart-policy.ts";
 
 test("replay ring: bounded by frames and bytes, contiguous, resumable exactly while frames are held", () => {
   fc.assert(
@@ -35,19 +38,120 @@ test("replay ring: bounded by frames and bytes, contiguous, resumable exactly wh
 });
 
 test("idempotency: same payload → running then recorded; other payload → conflict; key order ignored", () => {
-  const store = new IdempotencyStore(3);
-  assert.deepEqual(store.begin("a", { type: "prompt", id: "a", message: "x" }), { kind: "new" });
-  assert.deepEqual(store.begin("a", { message: "x", id: "a", type: "prompt" }), { kind: "running" });
-  assert.deepEqual(store.begin("a", { type: "prompt", id: "a", message: "y" }), { kind: "conflict" });
+  const store = new IdempotencyStore({ maxEntries: 3 });
+  assert.deepEqual(store.begin("a", { type: "prompt", id: "a", message: "x" }, "prompt"), { kind: "new" });
+  assert.deepEqual(store.begin("a", { message: "x", id: "a", type: "prompt" }, "prompt"), {
+    kind: "running",
+  });
+  assert.deepEqual(store.begin("a", { type: "prompt", id: "a", message: "y" }, "prompt"), {
+    kind: "conflict",
+  });
   store.complete("a", { type: "response", id: "a", success: true });
-  assert.deepEqual(store.begin("a", { type: "prompt", id: "a", message: "x" }), {
+  assert.deepEqual(store.begin("a", { type: "prompt", id: "a", message: "x" }, "prompt"), {
     kind: "done",
     response: { type: "response", id: "a", success: true },
   });
   // Running entries are never evicted (a retry must not run again).
-  for (const id of ["b", "c", "d", "e"]) store.begin(id, { id });
-  assert.deepEqual(store.begin("b", { id: "b" }), { kind: "running" });
-  assert.equal(canonicalJson({ b: [1, { d: 1, c: 2 }], a: null }), '{"a":null,"b":[1,{"c":2,"d":1}]}');
+  for (const id of ["b", "c", "d", "e"]) store.begin(id, { id }, "get_state");
+  assert.deepEqual(store.begin("b", { id: "b" }, "get_state"), { kind: "running" });
+  assert.equal(
+    payloadDigest({ b: [1, { d: 1, c: 2 }], a: null }),
+    payloadDigest(JSON.parse('{"a":null,"b":[1,{"c":2,"d":1}]}')),
+  );
+  assert.notEqual(payloadDigest({ a: [1, 2] }), payloadDigest({ a: [2, 1] }));
+  // "__proto__" is a key like any other (JSON.parse makes it an own property).
+  assert.notEqual(
+    payloadDigest(JSON.parse('{"__proto__":{"x":1}}')),
+    payloadDigest(JSON.parse('{"__proto__":{"x":2}}')),
+  );
+});
+
+test("idempotency keeps digests, never payloads: 20 distinct 10 MB commands stay within the byte budget", () => {
+  const store = new IdempotencyStore({ maxBytes: 1024 * 1024 });
+  const big = "x".repeat(10 * 1024 * 1024);
+  for (let i = 0; i < 20; i++) {
+    assert.equal(store.begin(`big-${i}`, { type: "prompt", message: `${i}${big}` }, "prompt").kind, "new");
+    store.complete(`big-${i}`, { type: "response", id: `big-${i}`, success: true });
+  }
+  assert.ok(store.bytes < 16 * 1024, `store holds ${store.bytes} bytes`);
+  // A response too large to keep whole is kept as a summary with its seq.
+  store.begin("huge", { type: "get_messages" }, "get_messages");
+  store.complete(
+    "huge",
+    { type: "response", id: "huge", command: "get_messages", success: true, data: big },
+    77,
+  );
+  const done = store.begin("huge", { type: "get_messages" }, "get_messages");
+  assert.equal(done.kind, "done");
+  assert.deepEqual(done.kind === "done" ? done.response.data : undefined, {
+    responseOmitted: true,
+    responseSeq: 77,
+  });
+  // Within the byte budget, the oldest completed entries go first.
+  const small = new IdempotencyStore({ maxBytes: 4096 });
+  for (let i = 0; i < 100; i++) {
+    small.begin(`s${i}`, { i }, "get_state");
+    small.complete(`s${i}`, { type: "response", id: `s${i}`, success: true, data: "y".repeat(100) });
+  }
+  assert.ok(small.bytes <= 4096);
+  assert.equal(small.begin("s99", { i: 99 }, "get_state").kind, "done");
+  assert.equal(small.begin("s0", { i: 0 }, "get_state").kind, "new");
+});
+
+test("idempotency records replay into an equal store; running commands survive as running", () => {
+  const records: CommandRecord[] = [];
+  const store = new IdempotencyStore();
+  store.onRecord = (r) => records.push(r);
+  store.begin("done-1", { type: "prompt", message: "m" }, "prompt");
+  store.complete("done-1", { type: "response", id: "done-1", command: "prompt", success: true });
+  store.begin("inflight", { type: "bash", command: "touch x" }, "bash");
+  const again = new IdempotencyStore();
+  again.restore(records);
+  assert.deepEqual(again.running(), [{ id: "inflight", command: "bash" }]);
+  assert.equal(again.begin("done-1", { message: "m", type: "prompt" }, "prompt").kind, "done");
+  assert.equal(again.begin("inflight", { type: "bash", command: "touch y" }, "bash").kind, "conflict");
+  assert.deepEqual([...again.records()], [...store.records()]);
+});
+
+test("frame depth: a linear scan, strings (with escaped quotes and brackets) skipped", () => {
+  assert.equal(nestsDeeperThan('{"a":[1,{"b":2}]}', 3), false);
+  assert.equal(nestsDeeperThan('{"a":[1,{"b":2}]}', 2), true);
+  assert.equal(nestsDeeperThan('{"a":"[[[[[[[[[[\\"}', 1), false);
+  assert.equal(nestsDeeperThan('{"a":"\\"}', 1), false);
+  assert.equal(nestsDeeperThan('{"a":""[[[[","b":[[]]}', 2), true);
+  const deep = `${"[".repeat(200_000)}${"]".repeat(200_000)}`;
+  assert.equal(nestsDeeperThan(deep, MAX_FRAME_DEPTH), true);
+  fc.assert(
+    fc.property(fc.jsonValue({ maxDepth: 8 }), (value) => {
+      const text = JSON.stringify(value);
+      let depth = 0;
+      let max = 0;
+      const walk = (v: unknown, d: number) => {
+        if (v !== null && typeof v === "object") {
+          max = Math.max(max, d + 1);
+          for (const child of Object.values(v)) walk(child, d + 1);
+        }
+      };
+      walk(value, depth);
+      depth = max;
+      assert.equal(nestsDeeperThan(text, depth), false);
+      if (depth > 0) assert.equal(nestsDeeperThan(text, depth - 1), true);
+    }),
+  );
+  assert.equal(usableId("x".repeat(257)), undefined);
+  assert.equal(usableId(""), undefined);
+  assert.equal(usableId("ok"), "ok");
+  assert.ok(capText("y".repeat(5_000_000)).length < 600);
+});
+
+test("restart policy: three restarts with growing delays per ten minutes, then a crash loop", () => {
+  let now = 0;
+  const policy = new RestartPolicy({}, () => now);
+  assert.deepEqual([policy.next(), policy.next(), policy.next()], [250, 1000, 4000]);
+  assert.equal(policy.next(), undefined);
+  now += 10 * 60_000;
+  assert.equal(policy.count, 0);
+  assert.equal(policy.next(), 250);
 });
 
 test("dialog answers must match the kind and the offered options; cancelled is always valid", () => {
@@ -94,6 +198,25 @@ test("options: bridge flags parsed and validated, Pi flags forwarded, dangerous 
   assert.throws(() => parseOptions(["--linger", "soon"]), OptionsError);
   assert.throws(() => parseOptions(["--replay-frames", "0"]), OptionsError);
   assert.deepEqual(parseOptions(["--listen", "[::1]:1"]).listen, { host: "::1", port: 1 });
+  const durable = parseOptions(["--state-dir", "/srv/state", "--log-file", "/srv/log/bridge.log"]);
+  assert.equal(durable.stateDir, "/srv/state");
+  assert.equal(durable.logFile, "/srv/log/bridge.log");
+  assert.deepEqual(durable.piArgs, []);
+  // In network mode the bridge owns Pi's session; stdio mode forwards Pi's session flags as `pi` takes them.
+  for (const flag of [
+    "--session",
+    "--session-id",
+    "--session-dir",
+    "--fork",
+    "--continue",
+    "-c",
+    "--resume",
+    "-r",
+  ]) {
+    assert.throws(() => parseOptions(["--listen", "127.0.0.1:1", flag, "x"]), OptionsError, flag);
+  }
+  assert.deepEqual(parseOptions(["--session-id", "abc"]).piArgs, ["--session-id", "abc"]);
+  assert.deepEqual(parseOptions(["--listen", "127.0.0.1:1", "--no-session"]).piArgs, ["--no-session"]);
 });
 
 test("isolation: isolated only as root with an existing unprivileged user; otherwise degraded with a reason", () => {

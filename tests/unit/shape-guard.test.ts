@@ -7,6 +7,7 @@ import { createHash } from "node:crypto";
 import { readFile, writeFile } from "node:fs/promises";
 import path from "node:path";
 import { test } from "node:test";
+import { checkPatchedPi } from "../../agent-runtime/pi-patch-status.ts";
 import {
   guardScript,
   makePatchTree,
@@ -192,4 +193,20 @@ test("print recomputes every manifest value from a pristine tree (for a maintain
   );
   assert.deepEqual(await readFile(manifestFile), before);
   assert.equal(sha256(await readFile(rpcMode(root))), manifest.target.pristineSha256);
+});
+
+test("every install is patched and verified: postinstall runs the guard, patch-package is a production dependency (npm ci --omit=dev patches too)", async () => {
+  const pkg = JSON.parse(await readFile(path.join(repoRoot, "package.json"), "utf8"));
+  assert.equal(pkg.scripts.postinstall, "node scripts/node-guard.mjs && node scripts/pi-patches.mjs apply");
+  assert.equal(pkg.dependencies["patch-package"], "8.0.1");
+  assert.equal(pkg.devDependencies?.["patch-package"], undefined);
+  const lock = JSON.parse(await readFile(path.join(repoRoot, "package-lock.json"), "utf8"));
+  const entry = lock.packages["node_modules/patch-package"];
+  assert.equal(entry.version, "8.0.1");
+  assert.notEqual(entry.dev, true, "patch-package must not be dev-only in the lockfile (npm ci --omit=dev)");
+  // The shared checkout itself is patched and verified (the integration tests rely on it).
+  assert.equal(
+    checkPatchedPi(path.join(repoRoot, "node_modules", ...manifest.target.package.split("/"))).ok,
+    true,
+  );
 });

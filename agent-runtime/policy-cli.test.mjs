@@ -1,16 +1,14 @@
-// chat-ui-agent-policy get / set / explain: in-process for the cases, and once through the shipped bundle
-// (copied away from node_modules, called through a bin-style symlink) to prove what ships.
+// chat-ui-agent-policy get / set / explain, in-process from source (the shipped bundle is exercised in
+// tests/unit/policy-cli-bundle.test.ts, after the build).
 import assert from "node:assert/strict";
-import { spawnSync } from "node:child_process";
-import { copyFile, readFile, symlink, writeFile } from "node:fs/promises";
+import { readFile, symlink, writeFile } from "node:fs/promises";
 import path from "node:path";
 import { PassThrough } from "node:stream";
 import { test } from "node:test";
-import { setTimeout as sleep } from "node:timers/promises";
-import { EXIT, runPolicyCli } from "../../agent-runtime/policy-cli.ts";
-import { tempDir } from "../support/workspace.ts";
+import { tempDir } from "../tests/support/workspace.ts";
+import { EXIT, runPolicyCli } from "./policy-cli.ts";
 
-async function cli(argv: string[], env: NodeJS.ProcessEnv, stdinText = "") {
+async function cli(argv, env, stdinText = "") {
   const stdout = new PassThrough();
   const stderr = new PassThrough();
   const stdin = new PassThrough();
@@ -121,40 +119,4 @@ test("explain: NDJSON in, one decision line out per call, same decide() as the g
   assert.equal(flags.json[0].decision, "confirm");
   assert.equal((await cli(["explain", "--tool", "bash", "--input", "{nope"], {})).code, EXIT.usage);
   assert.equal((await cli(["explain", "--input", "{}"], {})).code, EXIT.usage);
-});
-
-test("the shipped bundle runs standalone through a bin symlink (wasm beside it)", async (t) => {
-  const buildDir = path.join(import.meta.dirname, "..", "..", "build", "opt", "chat-ui-agent");
-  const dir = await tempDir(t);
-  for (const file of ["policy-cli.mjs", "tree-sitter.wasm", "tree-sitter-bash.wasm"]) {
-    for (let attempt = 0; ; attempt++) {
-      try {
-        await copyFile(path.join(buildDir, file), path.join(dir, file));
-        break;
-      } catch (error) {
-        if (attempt >= 40) throw new Error(`${file} missing: run \`npm run build\` first (${error})`);
-        await sleep(250);
-      }
-    }
-  }
-  const bin = path.join(dir, "chat-ui-agent-policy");
-  await symlink(path.join(dir, "policy-cli.mjs"), bin);
-  const env = { PATH: process.env.PATH, AGENT_POLICY_PATH: path.join(dir, "policy") };
-  const run = (args: string[], input?: string) =>
-    spawnSync(process.execPath, [bin, ...args], { env, input, encoding: "utf8", timeout: 30_000 });
-  const set = run(["set", "ask"]);
-  assert.equal(set.status, 0, set.stderr);
-  const get = run(["get"]);
-  assert.deepEqual(JSON.parse(get.stdout), { policy: "ask", source: "file", path: env.AGENT_POLICY_PATH });
-  const explain = run(
-    ["explain"],
-    '{"policy":"auto","toolName":"bash","input":{"command":"g\\"i\\"t p\'u\'sh"}}\n',
-  );
-  assert.equal(explain.status, 0, explain.stderr);
-  assert.deepEqual(JSON.parse(explain.stdout), {
-    decision: "confirm",
-    classes: ["EXIT"],
-    reasons: ["`git push` sends commits to a remote"],
-  });
-  assert.equal(run(["set", "bogus"]).status, 2);
 });

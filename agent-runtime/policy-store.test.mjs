@@ -5,6 +5,7 @@ import { lstat, mkdir, readdir, readFile, symlink, writeFile } from "node:fs/pro
 import { createServer } from "node:net";
 import path from "node:path";
 import { test } from "node:test";
+import { tempDir } from "../tests/support/workspace.ts";
 import {
   DEFAULT_POLICY_PATH,
   MAX_POLICY_BYTES,
@@ -12,8 +13,7 @@ import {
   policyPath,
   readEffectivePolicy,
   setPolicy,
-} from "../../agent-runtime/policy/policy-store.ts";
-import { tempDir } from "../support/workspace.ts";
+} from "./policy/policy-store.ts";
 
 test("policyPath: AGENT_POLICY_PATH or the image default", () => {
   assert.equal(policyPath({}), DEFAULT_POLICY_PATH);
@@ -25,8 +25,8 @@ test("policyPath: AGENT_POLICY_PATH or the image default", () => {
 test("readEffectivePolicy: file, then AGENT_POLICY, then ask; every problem is named", async (t) => {
   const dir = await tempDir(t);
   const file = path.join(dir, "policy");
-  const env = (extra: NodeJS.ProcessEnv = {}) => ({ AGENT_POLICY_PATH: file, ...extra });
-  const read = (extra?: NodeJS.ProcessEnv) => readEffectivePolicy(env(extra));
+  const env = (extra = {}) => ({ AGENT_POLICY_PATH: file, ...extra });
+  const read = (extra) => readEffectivePolicy(env(extra));
 
   assert.deepEqual(read(), { policy: "ask", source: "default", path: file, fileProblem: "missing" });
   assert.deepEqual(read({ AGENT_POLICY: "read-only" }), {
@@ -47,7 +47,7 @@ test("readEffectivePolicy: file, then AGENT_POLICY, then ask; every problem is n
     ["auto", "auto"],
     ["ask\n", "ask"],
     ["  read-only \r\n\t", "read-only"],
-  ] as const) {
+  ]) {
     await writeFile(file, content);
     assert.deepEqual(
       read({ AGENT_POLICY: "read-only" }),
@@ -56,7 +56,7 @@ test("readEffectivePolicy: file, then AGENT_POLICY, then ask; every problem is n
     );
   }
 
-  const invalid: Array<[string | Buffer, RegExp]> = [
+  const invalid = [
     ["", /^invalid: empty$/],
     ["   \n", /^invalid: empty$/],
     ["yolo", /^invalid: unknown value "yolo"$/],
@@ -88,7 +88,7 @@ test("readEffectivePolicy never blocks: FIFO, directory, device and socket paths
   await mkdir(subdir);
   const socketPath = path.join(dir, "sock");
   const server = createServer();
-  await new Promise<void>((resolve) => server.listen(socketPath, resolve));
+  await new Promise((resolve) => server.listen(socketPath, resolve));
   t.after(() => server.close());
   for (const target of [fifo, subdir, socketPath, "/dev/zero", "/dev/null"]) {
     const effective = readEffectivePolicy({ AGENT_POLICY_PATH: target, AGENT_POLICY: "auto" });
@@ -162,13 +162,13 @@ test("setPolicy refuses symlinks, invalid values and unwritable places", async (
   assert.equal(await readFile(real, "utf8"), "ask\n");
 
   const invalid = await setPolicy({
-    policy: "yolo" as never,
+    policy: "yolo",
     env: { AGENT_POLICY_PATH: path.join(dir, "p2") },
   });
   assert.equal(!invalid.ok && invalid.error, "invalid_policy");
   const invalidExpected = await setPolicy({
     policy: "ask",
-    expected: "nope" as never,
+    expected: "nope",
     env: { AGENT_POLICY_PATH: path.join(dir, "p2") },
   });
   assert.equal(!invalidExpected.ok && invalidExpected.error, "invalid_policy");
