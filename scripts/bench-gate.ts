@@ -75,7 +75,10 @@ try {
     PI_CODING_AGENT_DIR: path.join(dir, "agent"),
   };
   const parser = await loadBashParser();
-  const cwd = process.cwd();
+  // A workspace of its own: the corpus's `npm test`, `make`… find no local scripts to inspect there, so the
+  // figures are the classifier's (inspecting a real repository's scripts is the write-then-run step's cost).
+  const cwd = path.join(dir, "workspace");
+  await mkdir(cwd, { recursive: true });
 
   // 1. No-op handler: what Pi pays for any async tool_call handler.
   const noop = async (_call: Call) => undefined;
@@ -99,7 +102,15 @@ try {
     existsSync(bundle) ? pathToFileURL(bundle).href : "../agent-runtime/approval-gate.ts"
   )) as { default: (pi: ExtensionAPI) => void };
   let handler: ((event: ToolCallEvent, ctx: ExtensionContext) => Promise<unknown>) | undefined;
-  approvalGate({ on: (_name: string, h: typeof handler) => (handler = h) } as unknown as ExtensionAPI);
+  // The gate registers several handlers: the decision is tool_call's; turn_start clears its per-turn id book
+  // (a turn holds a bounded number of calls), so each measured call is the first of a turn, as in Pi.
+  let turnStart: (() => Promise<unknown>) | undefined;
+  approvalGate({
+    on: (name: string, h: typeof handler) => {
+      if (name === "tool_call") handler = h;
+      if (name === "turn_start") turnStart = h as unknown as () => Promise<unknown>;
+    },
+  } as unknown as ExtensionAPI);
   const ctx = {
     hasUI: true,
     cwd,
@@ -107,8 +118,9 @@ try {
     ui: { confirm: async () => true },
   } as unknown as ExtensionContext;
   let id = 0;
-  const extension = (call: Call) =>
-    handler?.(
+  const extension = async (call: Call) => {
+    await turnStart?.();
+    return handler?.(
       {
         type: "tool_call",
         toolCallId: `b${id++}`,
@@ -117,6 +129,7 @@ try {
       } as ToolCallEvent,
       ctx,
     );
+  };
 
   // Parts of the pipeline, to show where the time goes.
   const policyOnly = async (_call: Call) => readEffectivePolicy(env);

@@ -849,6 +849,9 @@ class ShellClassifier {
         );
         return;
       }
+      paths.push(resolved);
+      // Hooks git runs only if present are the gate's to inspect, not operands of the command: no path checks.
+      if (optional) continue;
       this.checkPath(file, "read", frame);
       if (/^\/(dev|proc)\//.test(resolved)) {
         this.findings.opaque(`\`${program}\` runs code from a pipe or device (${file.source})`);
@@ -857,7 +860,6 @@ class ShellClassifier {
       const canonical = canonicalIn(this.ctx, resolved);
       if (this.ctx.gateDirs.some((dir) => isWithin(canonical, dir)) && program !== "chat-ui-agent-policy")
         this.findings.add("TAMPER", `runs the approval gate's own programs (${file.source})`);
-      paths.push(resolved);
     }
     const run: LocalCodeRun = {
       kind,
