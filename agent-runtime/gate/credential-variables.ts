@@ -13,3 +13,8 @@ export const CREDENTIAL_VARIABLE =
 export function isCredentialVariable(name: string): boolean {
   return name.length <= 256 && CREDENTIAL_VARIABLE.test(name);
 }
+
+/** A command-line value that looks like it carries a credential (a header, `user:password`, a bearer token). */
+export function credentialLike(text: string): boolean {
+  return /(token|secret|passw|bearer|authorization|api[-_]?key|cookie)/i.test(text.slice(0, 4096));
+}

@@ -9,6 +9,7 @@ import { laterExecReasonFor, tamperReasonFor } from "./protected-paths.ts";
 import { grepSecretReason, type SearchExcludeState } from "./search-excludes.ts";
 import { sensitiveContainerFor, sensitiveRuleByName, sensitiveRuleFor } from "./sensitive-paths.ts";
 import { classifyShell } from "./shell-classifier.ts";
+import { Budget } from "./shell-limits.ts";
 
 export type GateDecision = "allow" | "confirm" | "block";
 
@@ -63,7 +64,11 @@ export function decide(call: ToolCallToDecide): Decision {
       return block(findings, "malformed input: bash without a command string");
     if (!call.parser)
       return block(findings, "the shell parser is unavailable, so the command cannot be inspected");
-    const shell = classifyShell(input.command, call.parser, call.context);
+    // One time and work budget for the command and every script the inspection below classifies (≤ 50 ms).
+    const budget = new Budget();
+    const classify: typeof classifyShell = (script, parser, context) =>
+      classifyShell(script, parser, context, { budget });
+    const shell = classify(input.command, call.parser, call.context);
     for (const cls of shell.sortedClasses()) findings.add(cls);
     for (const reason of shell.reasons) findings.reasons.push(reason);
     if (findings.has("TAMPER")) return finish(findings, "block");
@@ -75,7 +80,7 @@ export function decide(call: ToolCallToDecide): Decision {
       const commandWrites = shell.reasons.some(
         (r) => !r.startsWith("runs local code") && TREE_WRITES.test(r),
       );
-      const verdict = inspectLocalCode(shell.localCode, call.context, call.parser, classifyShell, {
+      const verdict = inspectLocalCode(shell.localCode, call.context, call.parser, classify, {
         command: input.command,
         commandWrites,
       });

@@ -51,6 +51,8 @@ export interface LocalCodeRun {
   targets?: string[];
   /** The directory the command runs in (the session cwd, or where a literal `cd` led). */
   cwd: string;
+  /** The files run only if they exist (git hooks): nothing to inspect or show when they are missing. */
+  optional?: boolean;
 }
 
 /** Hands local-code findings to whoever inspects them; `classifyScript` scans shell text into the same findings. */
@@ -82,7 +84,7 @@ export class Findings {
 
   /** Records local code that will run (plain local work until inspected); too many of them is opaque. */
   runsLocalCode(run: LocalCodeRun, reason: string): void {
-    this.add("WRITE", reason);
+    if (!run.optional) this.add("WRITE", reason);
     if (this.localCode.length >= MAX_LOCAL_CODE_RUNS) {
       this.opaque(`runs more than ${MAX_LOCAL_CODE_RUNS} local scripts or programs`);
       return;

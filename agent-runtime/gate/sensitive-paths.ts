@@ -4,6 +4,7 @@
 // search-excludes.ts) and telling whether a search's own glob could reach one (search-glob.ts).
 import { statSync } from "node:fs";
 import path from "node:path";
+import { compileGlob, globMatchCompiled } from "./glob-match.ts";
 import { isWithin, type PathContext } from "./path-context.ts";
 import { matchesAbsolute, matchesAnyComponent, matchesAtAnyDepth } from "./path-patterns.ts";
 
@@ -464,41 +465,8 @@ export function probesFor(ctx: PathContext): Array<{ rule: SensitiveRule; probe:
   return probes;
 }
 
-/** A rule one of whose example paths a glob pattern (absolute, already resolved) could match. */
+/** A rule one of whose example paths a glob pattern (absolute, already resolved) could match (glob-match.ts: linear). */
 export function sensitiveRuleForGlob(pattern: string, ctx: PathContext): SensitiveRule | undefined {
-  const regex = globToRegExp(pattern);
-  return probesFor(ctx).find(({ probe }) => regex.test(probe))?.rule;
-}
-
-// --- shell globs (the shell classifier's words) --------------------------------------------------------------
-
-export function hasGlob(word: string): boolean {
-  return /[*?[]/.test(word);
-}
-
-/** Shell glob → RegExp. `*` and `?` may cross "/" here on purpose (over-matching is the safe side). */
-export function globToRegExp(glob: string): RegExp {
-  let out = "";
-  for (let i = 0; i < glob.length; i++) {
-    const c = glob.charAt(i);
-    if (c === "*") out += ".*";
-    else if (c === "?") out += ".";
-    else if (c === "[") {
-      const end = glob.indexOf("]", i + 2);
-      if (end === -1) out += "\\[";
-      else {
-        const body = glob
-          .slice(i + 1, end)
-          .replace(/^!/, "^")
-          .replace(/\\/g, "\\\\");
-        out += `[${body}]`;
-        i = end;
-      }
-    } else out += c.replace(/[.+^${}()|\\]/g, "\\$&");
-  }
-  try {
-    return new RegExp(`^${out}$`);
-  } catch {
-    return /^.*$/; // an unreadable class matches everything: fail towards "sensitive"
-  }
+  const glob = compileGlob(pattern);
+  return probesFor(ctx).find(({ probe }) => globMatchCompiled(glob, probe))?.rule;
 }

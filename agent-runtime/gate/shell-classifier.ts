@@ -1,260 +1,1096 @@
-// Classifies a bash command on its tree-sitter-bash parse tree, never on raw text. Every command node is
-// visited (substitutions, subshells, pipelines, lists, functions, bodies); wrappers and `sh -c` scripts
-// are unwrapped and parsed again. Whatever cannot be seen statically counts as a possible exit and secret.
+// Classifies a bash command on its tree-sitter-bash parse tree, never on raw text. Every node is visited
+// (substitutions, subshells, pipelines, lists, functions, heredoc bodies) by an iterative walk; each simple
+// command is decoded into words and handed to the analyzer its program name maps to (analyzers/table.ts),
+// through the Scan interface (shell-scan.ts). Whatever cannot be seen statically, or exceeds the bounds in
+// shell-limits.ts, counts as UNKNOWN (a possible exit and secret read).
+import { lstatSync, opendirSync, readFileSync } from "node:fs";
 import path from "node:path";
-import type { Node, Parser } from "web-tree-sitter";
-import { CREDENTIAL_VARIABLE } from "./credential-variables.ts";
-import { Findings } from "./gate-classes.ts";
-import { canonicalIn, expandTilde, type PathContext } from "./path-context.ts";
-import { laterExecReasonFor, tamperReasonFor } from "./protected-paths.ts";
-import { hasGlob, sensitiveContainerFor, sensitiveRuleFor, sensitiveRuleForGlob } from "./sensitive-paths.ts";
-import { analyzeProgram } from "./shell-programs.ts";
+import type { Parser, Tree } from "web-tree-sitter";
+import { unlistedProgram } from "./analyzers/common.ts";
+import { analyzerFor, isListedProgram } from "./analyzers/table.ts";
+import { isCredentialVariable } from "./credential-variables.ts";
+import { Findings, type LocalCodeHook, type LocalCodeKind, type LocalCodeRun } from "./gate-classes.ts";
+import { compileGlob, globMatchCompiled, hasGlob } from "./glob-match.ts";
+import { canonicalIn, expandTilde, isWithin, type PathContext } from "./path-context.ts";
+import { laterExecReasonFor, POLICY_DIR, tamperReasonFor } from "./protected-paths.ts";
+import { sensitiveContainerFor, sensitiveRuleFor, sensitiveRuleForGlob } from "./sensitive-paths.ts";
+import { assignmentEffect } from "./shell-env.ts";
+import {
+  Budget,
+  InspectionLimit,
+  MAX_COMMAND_CHARS,
+  MAX_SCRIPT_DEPTH,
+  MAX_TREE_DEPTH,
+  MAX_WRAPPER_DEPTH,
+} from "./shell-limits.ts";
+import { parseWithDeadline } from "./shell-parser.ts";
+import type { NestedCommand, PathAccess, ProgramCall, Scan } from "./shell-scan.ts";
 import {
   DYNAMIC,
   decodeWord,
+  decodeWords,
   expansionVariable,
-  joinAdjacent,
   type KnownVariables,
+  MAX_FORMS,
   type ShellWord,
 } from "./shell-words.ts";
 
-/** Nested scripts (`bash -c "bash -c …"`) deeper than this are not followed: opaque. */
-const MAX_DEPTH = 6;
-/** Commands longer than this are not parsed: opaque. */
-export const MAX_COMMAND_CHARS = 64 * 1024;
+export { MAX_COMMAND_CHARS } from "./shell-limits.ts";
 
-/** Variables that make later programs run other commands or load code. */
-const EXEC_VARIABLE =
-  /^(GIT_(SSH|SSH_COMMAND|PAGER|EDITOR|EXTERNAL_DIFF|ASKPASS|PROXY_COMMAND|EXEC_PATH|CONFIG.*|TEMPLATE_DIR)|PAGER|EDITOR|VISUAL|LD_PRELOAD|LD_LIBRARY_PATH|BASH_ENV|ENV|PROMPT_COMMAND|NODE_OPTIONS|PYTHONSTARTUP|PERL5OPT|SSH_ASKPASS)$/;
-
-export interface ShellScan {
-  parser: Parser;
-  ctx: PathContext;
-  findings: Findings;
-  vars: KnownVariables;
-  /** Directories relative paths may be resolved against (the session cwd plus every literal `cd`). */
-  cwds: string[];
-  depth: number;
+export interface ClassifyOptions {
+  /** Class 7: called for every "runs local code" finding, to inspect (and classify) what will run. */
+  localCode?: LocalCodeHook;
+  /** Test hook: a tighter or looser budget than the default. */
+  budget?: Budget;
 }
 
-export function classifyShell(command: string, parser: Parser, ctx: PathContext): Findings {
+/** Directories whose programs the image installs (root-owned); anything else invoked by path is local code. */
+const SYSTEM_BIN_DIRS = ["/usr/bin", "/bin", "/usr/sbin", "/sbin", "/usr/local/bin", "/usr/local/sbin"];
+/** Entries of a directory read to see whether a recursive read would reach a credential file. */
+const MAX_DIR_ENTRIES = 512;
+
+/** Per-script state: what the shell knows at this point of the script. */
+interface Frame {
+  vars: KnownVariables;
+  /** Every directory relative paths may resolve against (the session cwd plus each literal `cd`). */
+  cwds: string[];
+  /** Where the next command runs (the last literal `cd`). */
+  cwd: string;
+  depth: number;
+  wrapperDepth: number;
+  ifsChanged: boolean;
+  /** The script text the current tree was parsed from (for word joins tree-sitter misses). */
+  script: string;
+  /**
+   * Variables this script set to values the gate does not know, or to text with `$(`, a backquote or `[`:
+   * arithmetic evaluates a variable's value as an expression, and `a[$(cmd)]` there runs cmd.
+   */
+  tainted: Set<string>;
+}
+
+/** Walk state for the children of one node. */
+interface Level {
+  type: string;
+  namedIndex: number;
+  /** Every child command's stdin is data (a pipeline fed by a heredoc command). */
+  stdinToAll: boolean;
+  /** The body (first named child) reads stdin from a redirection, heredoc or here-string. */
+  stdinToBody: boolean;
+  /** Inside an arithmetic context (`$(( ))`, `(( ))`, `[[ a -eq b ]]`, a subscript, a C-style for header). */
+  arithmetic: boolean;
+  /** Runs when the walk leaves this node (after its children). */
+  onExit?: () => void;
+}
+
+export function classifyShell(
+  command: string,
+  parser: Parser,
+  ctx: PathContext,
+  options: ClassifyOptions = {},
+): Findings {
   const findings = new Findings();
-  const vars: KnownVariables = new Map([
-    ["HOME", ctx.home],
-    ["PWD", ctx.cwd],
-  ]);
-  scanScript(command, { parser, ctx, findings, vars, cwds: [ctx.cwd], depth: 0 });
+  const classifier = new ShellClassifier(parser, ctx, findings, options);
+  classifier.run(command);
   return findings;
 }
 
-/** Parses and walks one script (the top-level command or a nested `sh -c` string). */
-export function scanScript(script: string, scan: ShellScan) {
-  if (scan.depth > MAX_DEPTH) return scan.findings.opaque("shell nesting too deep to inspect");
-  if (script.length > MAX_COMMAND_CHARS) return scan.findings.opaque("command too long to inspect");
-  const tree = scan.parser.parse(script);
-  if (!tree) return scan.findings.opaque("shell parser failed");
-  try {
-    if (tree.rootNode.hasError) scan.findings.opaque("shell syntax the parser cannot read");
-    walk(tree.rootNode, scan);
-  } finally {
-    tree.delete();
+class ShellClassifier {
+  private readonly parser: Parser;
+  private readonly ctx: PathContext;
+  private readonly findings: Findings;
+  private readonly budget: Budget;
+  private readonly hook: LocalCodeHook | undefined;
+  private protectedProbes: string[] | undefined;
+  private reportedDepth = false;
+
+  constructor(parser: Parser, ctx: PathContext, findings: Findings, options: ClassifyOptions) {
+    this.parser = parser;
+    this.ctx = ctx;
+    this.findings = findings;
+    this.budget = options.budget ?? new Budget();
+    this.hook = options.localCode;
   }
-}
 
-function walk(node: Node, scan: ShellScan) {
-  switch (node.type) {
-    case "command":
-      visitCommand(node, scan);
-      break;
-    case "declaration_command":
-      visitDeclaration(node, scan);
-      break;
-    case "variable_assignment":
-      visitAssignment(node, scan);
-      break;
-    case "file_redirect":
-      visitFileRedirect(node, scan);
-      break;
-    case "simple_expansion":
-    case "expansion":
-      visitExpansion(node, scan);
-      break;
-  }
-  for (const child of node.namedChildren) if (child) walk(child, scan);
-}
-
-function visitExpansion(node: Node, scan: ShellScan) {
-  const name = expansionVariable(node);
-  if (/^\$\{!/.test(node.text)) scan.findings.opaque(`indirect variable expansion ${node.text}`);
-  else if (name && CREDENTIAL_VARIABLE.test(name))
-    scan.findings.add("SECRET", `reads credential-like variable $${name}`);
-}
-
-function visitAssignment(node: Node, scan: ShellScan) {
-  const name = node.childForFieldName("name")?.text;
-  const value = node.childForFieldName("value");
-  if (!name) return;
-  if (EXEC_VARIABLE.test(name))
-    scan.findings.opaque(`sets ${name}, which can make programs run other commands`);
-  if (!value) {
-    scan.vars.set(name, "");
-    return;
-  }
-  const word = decodeWord(value, scan.vars);
-  if (word.literal) scan.vars.set(name, word.text);
-  else scan.vars.delete(name);
-  checkPathWord(word, scan, { writer: false });
-}
-
-function visitDeclaration(node: Node, scan: ShellScan) {
-  const keyword = node.child(0)?.text ?? "";
-  const words = node.namedChildren
-    .filter((c): c is Node => c !== null && c.type === "word")
-    .map((c) => c.text);
-  const names = node.namedChildren.filter(
-    (c) => c && (c.type === "variable_name" || c.type === "variable_assignment"),
-  );
-  const printing =
-    (keyword === "export" && names.length === 0) ||
-    words.includes("-p") ||
-    ((keyword === "declare" || keyword === "typeset" || keyword === "local" || keyword === "readonly") &&
-      names.length === 0);
-  if (words.includes("-p")) {
-    for (const name of names) {
-      const text = name?.type === "variable_name" ? name.text : name?.childForFieldName("name")?.text;
-      if (text && CREDENTIAL_VARIABLE.test(text))
-        scan.findings.add("SECRET", `prints credential-like variable ${text}`);
+  run(command: string): void {
+    const frame: Frame = {
+      vars: new Map([
+        ["HOME", [this.ctx.home]],
+        ["PWD", [this.ctx.cwd]],
+      ]),
+      cwds: [this.ctx.cwd],
+      cwd: this.ctx.cwd,
+      depth: 0,
+      wrapperDepth: 0,
+      ifsChanged: false,
+      script: command,
+      tainted: new Set(),
+    };
+    if (command.includes(DYNAMIC)) {
+      // A NUL byte: no shell receives this text as written (and the gate uses NUL for "computed").
+      this.findings.opaque("the command contains a NUL byte");
+      return;
+    }
+    try {
+      this.scanScript(command, frame);
+    } catch (error) {
+      if (!(error instanceof InspectionLimit)) throw error;
+      this.findings.opaque(error.message);
     }
   }
-  if (printing)
-    scan.findings.add(
-      "SECRET",
-      `\`${keyword}${words.length ? ` ${words.join(" ")}` : ""}\` prints variables`,
+
+  // ---- scripts and the walk ----
+
+  private scanScript(script: string, frame: Frame) {
+    if (frame.depth > MAX_SCRIPT_DEPTH) return this.findings.opaque("shell nesting too deep to inspect");
+    if (script.length > MAX_COMMAND_CHARS) return this.findings.opaque("command too long to inspect");
+    this.budget.tick(1 + (script.length >> 10));
+    frame.script = script;
+    const tree = parseWithDeadline(this.parser, script, this.budget.deadline);
+    if (!tree) throw new InspectionLimit("command too complex to parse in time");
+    try {
+      if (tree.rootNode.hasError) this.findings.opaque("shell syntax the parser cannot read");
+      this.walk(tree, frame);
+    } finally {
+      tree.delete();
+    }
+  }
+
+  private walk(tree: Tree, frame: Frame): void {
+    const cursor = tree.walk();
+    const levels: Level[] = [];
+    try {
+      for (;;) {
+        this.budget.tick();
+        const type = cursor.nodeType;
+        const level = levels.at(-1);
+        const index = level && cursor.nodeIsNamed ? level.namedIndex++ : -1;
+        let childLevel: Level = {
+          type,
+          namedIndex: 0,
+          stdinToAll: false,
+          stdinToBody: false,
+          arithmetic: this.arithmeticChildren(type, level, cursor),
+        };
+        if (level?.arithmetic) this.arithmeticReference(type, cursor, frame);
+        switch (type) {
+          case "command": {
+            const stdin =
+              level !== undefined &&
+              (level.stdinToAll ||
+                (level.type === "pipeline" && index > 0) ||
+                (level.stdinToBody && index === 0));
+            this.visitCommand(cursor.currentNode, frame, stdin);
+            break;
+          }
+          case "pipeline":
+            childLevel = { ...childLevel, stdinToAll: level?.stdinToAll ?? false };
+            break;
+          case "heredoc_redirect":
+            childLevel = { ...childLevel, stdinToAll: true };
+            break;
+          case "redirected_statement":
+            childLevel = { ...childLevel, stdinToBody: hasInputRedirect(cursor.currentNode) };
+            break;
+          case "declaration_command":
+            this.visitDeclaration(cursor.currentNode, frame);
+            break;
+          case "variable_assignment": {
+            // Applied after its value is walked: the right-hand side reads the old values.
+            const node = cursor.currentNode;
+            const prefix = level?.type === "command";
+            childLevel.onExit = () => this.visitAssignment(node, frame, prefix);
+            break;
+          }
+          case "unset_command":
+            for (const child of cursor.currentNode.namedChildren) if (child) frame.vars.delete(child.text);
+            break;
+          case "file_redirect":
+            this.visitRedirect(cursor.currentNode, frame);
+            break;
+          case "simple_expansion":
+          case "expansion":
+            this.visitExpansion(cursor.currentNode);
+            break;
+          case "for_statement":
+            this.visitFor(cursor.currentNode, frame);
+            break;
+          case "comment":
+            // After a line continuation bash keeps reading the word (`a\<newline>#b` is "a#b"); tree-sitter
+            // starts a comment there. The two disagree about the words: do not trust either.
+            if (!startsComment(frame.script, cursor.startIndex))
+              this.findings.opaque(
+                "a `#` inside a word: the parser reads a comment where bash reads the word",
+              );
+            break;
+        }
+        if (levels.length > MAX_TREE_DEPTH && !this.reportedDepth) {
+          this.reportedDepth = true;
+          this.findings.opaque("syntax nested too deeply to inspect");
+        }
+        if (cursor.gotoFirstChild()) {
+          levels.push(childLevel);
+          continue;
+        }
+        childLevel.onExit?.();
+        for (;;) {
+          if (cursor.gotoNextSibling()) break;
+          if (!cursor.gotoParent()) return;
+          levels.pop()?.onExit?.();
+        }
+      }
+    } finally {
+      cursor.delete();
+    }
+  }
+
+  /** Whether a node's children are evaluated as arithmetic. */
+  private arithmeticChildren(
+    type: string,
+    level: Level | undefined,
+    cursor: import("web-tree-sitter").TreeCursor,
+  ): boolean {
+    switch (type) {
+      case "arithmetic_expansion":
+      case "subscript":
+      case "c_style_for_statement":
+        return true;
+      case "command_substitution":
+      case "process_substitution":
+      case "do_group":
+        return false;
+      case "compound_statement":
+        return cursor.currentNode.child(0)?.type === "((";
+      case "binary_expression": {
+        if (level?.arithmetic) return true;
+        if (
+          level?.type !== "test_command" &&
+          level?.type !== "binary_expression" &&
+          level?.type !== "parenthesized_expression"
+        )
+          return false;
+        const operator = cursor.currentNode.childForFieldName("operator")?.text ?? "";
+        return ARITHMETIC_TEST_OPERATORS.has(operator);
+      }
+      default:
+        return level?.arithmetic ?? false;
+    }
+  }
+
+  /** A variable read inside arithmetic: its value is evaluated as an expression (and `a[$(cmd)]` runs cmd). */
+  private arithmeticReference(
+    type: string,
+    cursor: import("web-tree-sitter").TreeCursor,
+    frame: Frame,
+  ): void {
+    let name: string | undefined;
+    if (type === "variable_name") name = cursor.nodeText;
+    else if (type === "word" && cursor.endIndex - cursor.startIndex <= 256) name = cursor.nodeText;
+    else if (type === "simple_expansion" || type === "expansion")
+      name = expansionVariable(cursor.currentNode);
+    if (name && frame.tainted.has(name))
+      this.findings.opaque(
+        `arithmetic evaluates $${name}, whose value this command set and may run commands`,
+      );
+  }
+
+  /** Arithmetic on words (`let`, `declare -i`): every name in them is a variable reference. */
+  private arithmeticWords(texts: readonly string[], frame: Frame): void {
+    for (const text of texts) {
+      for (const match of text.slice(0, 4096).matchAll(/[A-Za-z_][A-Za-z0-9_]*/g)) {
+        if (frame.tainted.has(match[0]))
+          this.findings.opaque(
+            `arithmetic evaluates $${match[0]}, whose value this command set and may run commands`,
+          );
+      }
+    }
+  }
+
+  private decodeOptions(frame: Frame, braces = true) {
+    return { braces, ifsChanged: frame.ifsChanged, source: frame.script };
+  }
+
+  private visitCommand(node: import("web-tree-sitter").Node, frame: Frame, stdinIsData: boolean): void {
+    const nameNode = node.childForFieldName("name");
+    if (!nameNode) return; // assignments only (`A=1`): visited as variable_assignment
+    const argumentNodes = node.childrenForFieldName("argument").filter((c) => c !== null);
+    // Decoding reads every word's text: count it, so nested commands over the same long text stay bounded.
+    this.budget.tick(argumentNodes.length + ((node.endIndex - node.startIndex) >> 8));
+    const words = decodeWords([nameNode, ...argumentNodes], frame.vars, this.decodeOptions(frame));
+    const ownStdin = node.namedChildren.some((c) => c?.type === "herestring_redirect");
+    this.analyze(words, frame, stdinIsData || ownStdin);
+  }
+
+  private visitAssignment(node: import("web-tree-sitter").Node, frame: Frame, commandPrefix: boolean): void {
+    const nameNode = node.childForFieldName("name");
+    const name = nameNode?.type === "variable_name" ? nameNode.text : undefined;
+    const valueNode = node.childForFieldName("value");
+    if (!name) return;
+    if (valueNode) this.budget.tick(1 + ((valueNode.endIndex - valueNode.startIndex) >> 8));
+    const value = valueNode ? decodeWord(valueNode, frame.vars, this.decodeOptions(frame, false)) : undefined;
+    const appends = node.text.charAt(name.length) === "+";
+    this.assign(frame, name, valueNode?.type === "array" ? "array" : value, {
+      persists: !commandPrefix,
+      appends,
+      numeric: valueNode?.type === "arithmetic_expansion" || valueNode?.type === "number",
+    });
+  }
+
+  /**
+   * The one place an assignment takes effect: the environment rule (shell-env.ts) for every spelling, and, when
+   * it persists in this shell (not `VAR=x cmd`), what the variable now holds and whether IFS changed.
+   */
+  private assign(
+    frame: Frame,
+    name: string,
+    value: ShellWord | "array" | undefined,
+    options: { persists: boolean; appends?: boolean; numeric?: boolean },
+  ): void {
+    const effect = assignmentEffect(name, value === "array" ? undefined : value);
+    if (effect?.kind === "runs-code") this.findings.opaque(effect.reason);
+    else if (effect?.kind === "network") this.findings.add("EXIT", effect.reason);
+    else if (effect?.kind === "word-splitting" && options.persists) frame.ifsChanged = true;
+    if (!options.persists) return; // `VAR=x cmd`: only that command's environment
+    // A value the gate cannot read, or one holding `$(`, a backquote or `[`, can run commands under arithmetic;
+    // the result of an arithmetic expansion is a number.
+    const unreadable =
+      value === "array" ||
+      value === undefined ||
+      value.forms.some((f) => f.includes(DYNAMIC) || /[$`[]/.test(f));
+    if (unreadable && !options.numeric) frame.tainted.add(name);
+    else frame.tainted.delete(name);
+    if (value === "array") {
+      frame.vars.delete(name);
+      return;
+    }
+    if (!value) {
+      if (!options.appends) frame.vars.set(name, [""]);
+      return;
+    }
+    const forms = value.forms.map((form) => tildeInAssignment(form, this.ctx.home));
+    if (
+      forms.some((form) => form.includes(DYNAMIC)) ||
+      (!value.literal && forms.length === 1 && /[*?[]/.test(forms[0] ?? ""))
+    ) {
+      frame.vars.delete(name);
+      return;
+    }
+    if (options.appends) {
+      const before = frame.vars.get(name);
+      if (!before) return;
+      const joined = before.flatMap((b) => forms.map((f) => b + f));
+      if (joined.length > MAX_FORMS) frame.vars.delete(name);
+      else frame.vars.set(name, joined);
+      return;
+    }
+    frame.vars.set(name, forms);
+  }
+
+  private visitDeclaration(node: import("web-tree-sitter").Node, frame: Frame): void {
+    const keyword = node.child(0)?.text ?? "";
+    const children = node.namedChildren.filter((c) => c !== null);
+    const flags = children.filter((c) => c.type === "word" && c.text.startsWith("-")).map((c) => c.text);
+    if (flags.some((f) => /^-[a-zA-Z]*i/.test(f))) {
+      // `declare -i x=expr` evaluates expr as arithmetic.
+      const values = children
+        .filter((c) => c.type === "variable_assignment")
+        .map((c) => c.childForFieldName("value")?.text ?? "");
+      this.arithmeticWords(values, frame);
+    }
+    const names = children.filter((c) => c.type === "variable_name" || c.type === "variable_assignment");
+    const printsAll =
+      names.length === 0 &&
+      ["export", "declare", "typeset", "local", "readonly"].includes(keyword) &&
+      !flags.some((f) => /^-[a-zA-Z]*f/.test(f));
+    if (flags.some((f) => f.includes("p"))) {
+      for (const child of names) {
+        const text = child.type === "variable_name" ? child.text : child.childForFieldName("name")?.text;
+        if (text && isCredentialVariable(text))
+          this.findings.add("SECRET", `prints credential-like variable ${text}`);
+      }
+    }
+    if (printsAll)
+      this.findings.add(
+        "SECRET",
+        `\`${keyword}${flags.length ? ` ${flags.join(" ")}` : ""}\` prints variables`,
+      );
+  }
+
+  private visitExpansion(node: import("web-tree-sitter").Node): void {
+    const text = node.text;
+    if (text.startsWith("${!")) {
+      this.findings.opaque(`indirect variable expansion ${text.slice(0, 80)}`);
+      return;
+    }
+    const name = expansionVariable(node);
+    if (name && isCredentialVariable(name))
+      this.findings.add("SECRET", `reads credential-like variable $${name}`);
+  }
+
+  private visitFor(node: import("web-tree-sitter").Node, frame: Frame): void {
+    const variable = node.childForFieldName("variable")?.text;
+    if (!variable) return;
+    const values = node.childrenForFieldName("value").filter((c) => c !== null);
+    if (values.length === 0) {
+      frame.vars.delete(variable); // `for x; do` iterates over "$@"
+      return;
+    }
+    const words = decodeWords(values, frame.vars, this.decodeOptions(frame));
+    const forms = words.flatMap((w) => w.forms);
+    if (forms.some((f) => f.includes(DYNAMIC) || /[$`[]/.test(f))) frame.tainted.add(variable);
+    else frame.tainted.delete(variable);
+    if (forms.length > MAX_FORMS || forms.some((f) => f.includes(DYNAMIC))) frame.vars.delete(variable);
+    else frame.vars.set(variable, forms);
+  }
+
+  private visitRedirect(node: import("web-tree-sitter").Node, frame: Frame): void {
+    const operator = node.children.find((c) => c && !c.isNamed)?.text ?? ">";
+    const destination = node.childForFieldName("destination");
+    if (!destination) return;
+    this.budget.tick(1 + ((destination.endIndex - destination.startIndex) >> 8));
+    const word = decodeWord(destination, frame.vars, this.decodeOptions(frame));
+    if (/&$/.test(operator) && /^\d+-?$|^-$/.test(word.text)) return; // fd duplication: 2>&1, >&-
+    const scan = this.scanFor(frame);
+    if (word.forms.some((form) => /^\/dev\/(tcp|udp)\//.test(form))) {
+      this.findings.add("EXIT", `redirects to a network socket ${word.source}`);
+      return;
+    }
+    if (operator === "<" || operator === "<&" || operator === "<<<") {
+      scan.path(word, "read");
+      return;
+    }
+    if (word.literal && NULL_DEVICES.has(word.text)) return;
+    this.findings.add("WRITE", `redirection writes ${word.literal ? word.text : "a computed path"}`);
+    scan.path(word, "write");
+  }
+
+  // ---- commands ----
+
+  private analyze(words: readonly ShellWord[], frame: Frame, stdinIsData: boolean): void {
+    const first = words[0];
+    if (!first) return;
+    this.budget.tick(words.length);
+    if (!first.literal) {
+      const why =
+        first.forms.length > 1 ? "brace expansion" : first.text.includes(DYNAMIC) ? "a value" : "a glob";
+      this.findings.opaque(`command name is computed at run time (${why}: ${first.source})`);
+      return;
+    }
+    const invokedAs = first.text;
+    if (invokedAs === "") return;
+    const name = invokedAs.includes("/") ? path.basename(invokedAs) : invokedAs;
+    const scan = this.scanFor(frame);
+    if (invokedAs.includes("/")) {
+      const resolved = scan.resolve(first);
+      if (resolved && !SYSTEM_BIN_DIRS.some((dir) => path.dirname(resolved) === dir))
+        scan.localCode("executable", invokedAs, [first]);
+    }
+    if (name === "let")
+      this.arithmeticWords(
+        words.slice(1).map((w) => w.text),
+        frame,
+      );
+    const call: ProgramCall = { name, invokedAs, args: words.slice(1), stdinIsData };
+    const analyzer = analyzerFor(name);
+    analyzer(call, scan);
+    if (analyzer === unlistedProgram) this.embeddedCommand(call, scan);
+  }
+
+  /**
+   * An unlisted program may run its arguments as a command (`perf stat curl …`, `gosu root git push`, a dynamic
+   * loader given a program). When an argument names a program the table knows, the words from there are
+   * classified as a command too, so an unknown runner cannot hide what it runs.
+   */
+  private embeddedCommand(call: ProgramCall, scan: Scan): void {
+    const start = call.args.findIndex((arg) => {
+      if (!arg.literal || arg.text.startsWith("-")) return false;
+      const base = path.basename(arg.text);
+      return isListedProgram(base) && !INERT_PROGRAM_WORDS.has(base);
+    });
+    if (start !== -1) scan.command(call.args.slice(start), { stdinIsData: call.stdinIsData });
+  }
+
+  /** The interface analyzers see, bound to one frame. */
+  private scanFor(frame: Frame): Scan {
+    const self = this;
+    return {
+      findings: this.findings,
+      home: this.ctx.home,
+      cwd: frame.cwd,
+      command(words: readonly ShellWord[], options: NestedCommand = {}) {
+        if (frame.wrapperDepth >= MAX_WRAPPER_DEPTH)
+          return self.findings.opaque("command wrappers nested too deep to inspect");
+        if (options.sameShell) {
+          // `time cd x`, `command cd x`, `! cd x`: the builtin runs in this shell, so its effects persist.
+          frame.wrapperDepth++;
+          try {
+            self.analyze(words, frame, options.stdinIsData ?? false);
+          } finally {
+            frame.wrapperDepth--;
+          }
+          return;
+        }
+        const nested = self.nestedFrame(frame, options, false);
+        nested.wrapperDepth = frame.wrapperDepth + 1;
+        self.analyze(words, nested, options.stdinIsData ?? false);
+      },
+      script(word: ShellWord | undefined, what: string, options: NestedCommand = {}) {
+        if (!word) return self.findings.opaque(`${what} without a script`);
+        if (!word.literal) return self.findings.opaque(`${what} runs a script computed at run time`);
+        self.scanScript(word.text, self.nestedFrame(frame, options, true));
+      },
+      assignment(name: string, value: ShellWord | undefined, options: { persists?: boolean } = {}) {
+        self.assign(frame, name, value, { persists: options.persists ?? false });
+      },
+      path: (word, access) => this.checkPath(word, access, frame),
+      recursiveRead: (word, program, options) =>
+        this.recursiveRead(word, program, frame, options?.hidden ?? true),
+      treeWrite: (dir, program) => this.treeWrite(dir, program, frame),
+      treeCopy: (source, destination, program) => this.treeCopy(source, destination, program, frame),
+      localCode: (kind, program, files, targets, options) =>
+        this.localCode(kind, program, files, targets, options?.optional ?? false, frame),
+      chdir: (word) => this.chdir(word, frame),
+      forget: (variable) => {
+        frame.vars.delete(variable);
+        frame.tainted.add(variable);
+      },
+      resolve: (word) => this.resolveLiteral(word, frame),
+    };
+  }
+
+  /** A frame for a nested command or script: its own copy of what the shell knows. */
+  private nestedFrame(frame: Frame, options: NestedCommand, script: boolean): Frame {
+    const nested: Frame = {
+      ...frame,
+      vars: script ? new Map(frame.vars) : frame.vars,
+      tainted: script ? new Set(frame.tainted) : frame.tainted,
+      cwds: [...frame.cwds],
+      depth: script ? frame.depth + 1 : frame.depth,
+    };
+    if (options.cwd) this.chdir(options.cwd, nested);
+    return nested;
+  }
+
+  private chdir(word: ShellWord | undefined, frame: Frame): void {
+    if (!word) {
+      frame.cwd = this.ctx.home; // `cd` alone goes home
+      if (!frame.cwds.includes(frame.cwd)) frame.cwds.push(frame.cwd);
+      return;
+    }
+    this.checkPath(word, "stat", frame);
+    const dir = this.resolveLiteral(word, frame);
+    if (dir === undefined) {
+      this.findings.add("UNKNOWN", `changes to a directory computed at run time (${word.source})`);
+      return;
+    }
+    frame.cwd = dir;
+    frame.vars.set("PWD", [dir]);
+    if (!frame.cwds.includes(dir)) frame.cwds.push(dir);
+  }
+
+  private resolveLiteral(word: ShellWord, frame: Frame): string | undefined {
+    if (!word.literal || word.text.includes(DYNAMIC)) return undefined;
+    const text = this.dirStackTilde(word.text, frame);
+    if (text.includes(DYNAMIC)) return undefined;
+    return path.resolve(frame.cwd, expandTilde(expandUserHome(text), this.ctx.home));
+  }
+
+  /** `~+` is $PWD and `~-` $OLDPWD (unknown here), `~+N`/`~-N` the directory stack (unknown). */
+  private dirStackTilde(form: string, frame: Frame): string {
+    const match = /^~([+-])(\d*)(?=\/|$)/.exec(form);
+    if (!match) return form;
+    const rest = form.slice(match[0].length);
+    return match[1] === "+" && match[2] === "" ? frame.cwd + rest : DYNAMIC + rest;
+  }
+
+  // ---- paths ----
+
+  /**
+   * Checks one path operand for credential files (SECRET), the gate's own files (TAMPER; a pattern that could
+   * name them is UNKNOWN), and files other programs run later (EXIT). Relative paths resolve against every
+   * directory the script may be in; computed parts match as `*`.
+   */
+  private checkPath(word: ShellWord, access: PathAccess, frame: Frame): void {
+    for (const rawForm of word.forms) {
+      this.budget.tick();
+      let form = rawForm;
+      // "/dev/fd/63" is the pipe a process substitution passes (its content is the inner command's output).
+      if (form === "" || form === "-" || form.includes("\n") || form === PROCESS_SUBSTITUTION_PATH) continue;
+      if (/^file:\/\//i.test(form)) form = fileUrlPath(form);
+      else if (/^[a-z][a-z0-9+.-]*:\/\//i.test(form)) continue; // other URLs are not local paths
+      form = expandUserHome(this.dirStackTilde(form, frame));
+      if (isFullyDynamic(form)) {
+        this.computedPath(word, access);
+        continue;
+      }
+      const pattern = collapseStars(expandTilde(form, this.ctx.home).replaceAll(DYNAMIC, "*"));
+      const candidates = pattern.startsWith("*")
+        ? [pattern]
+        : path.isAbsolute(pattern)
+          ? [path.normalize(pattern)]
+          : frame.cwds.map((dir) => path.resolve(dir, pattern));
+      for (const candidate of candidates) {
+        if (hasGlob(candidate)) this.patternPath(candidate, access, word);
+        else this.literalPath(canonicalIn(this.ctx, candidate), access, word);
+      }
+    }
+  }
+
+  private computedPath(word: ShellWord, access: PathAccess): void {
+    if (access === "read")
+      this.findings.add("SECRET", `reads a file whose name is computed at run time (${word.source})`);
+    else if (access === "write")
+      this.findings.add("UNKNOWN", `writes to a path computed at run time (${word.source})`);
+  }
+
+  private patternPath(pattern: string, access: PathAccess, word: ShellWord): void {
+    const glob = compileGlob(pattern);
+    if (access !== "stat" && access !== "delete") {
+      const rule =
+        sensitiveRuleForGlob(pattern, this.ctx) ?? sensitiveRuleFor(this.instantiate(pattern), this.ctx);
+      if (rule)
+        this.findings.add(
+          "SECRET",
+          `may ${access === "write" ? "write" : "read"} ${rule.why}: ${word.source}`,
+        );
+    }
+    if (access === "write")
+      this.findings.add("UNKNOWN", `writes to paths chosen at run time (${word.source})`);
+    if (access === "write" || access === "delete" || access === "operand") {
+      const probes = this.gateProbes(access === "delete");
+      if (probes.some((probe) => globMatchCompiled(glob, probe)))
+        this.findings.add("UNKNOWN", `may change the approval gate's files (${word.source})`);
+    }
+  }
+
+  private literalPath(file: string, access: PathAccess, word: ShellWord): void {
+    const shown = word.source;
+    if (access === "read" || access === "operand") {
+      const rule = sensitiveRuleFor(file, this.ctx) ?? sensitiveContainerFor(file, this.ctx);
+      if (rule) this.findings.add("SECRET", `touches ${rule.why}: ${shown}`);
+    }
+    if (access === "write" || access === "operand") {
+      const tamper = tamperReasonFor(file, this.ctx);
+      if (tamper) this.findings.add("TAMPER", tamper);
+      const later = laterExecReasonFor(file, this.ctx);
+      if (later) this.findings.add("EXIT", later);
+      if (access === "write") {
+        const rule = sensitiveRuleFor(file, this.ctx);
+        if (rule) this.findings.add("SECRET", `writes ${rule.why}: ${shown}`);
+      }
+    }
+    if (access === "delete") {
+      const tamper = tamperReasonFor(file, this.ctx, { ancestors: true });
+      if (tamper) this.findings.add("TAMPER", tamper);
+    }
+  }
+
+  /**
+   * One concrete path a pattern can name, to test against the rules directly (the rules' example paths cannot
+   * cover every spelling): a leading `*` becomes HOME (the likeliest prefix of a credential path), other `*`
+   * nothing, `?` and classes one letter.
+   */
+  private instantiate(pattern: string): string {
+    const withHome = pattern.startsWith("*") ? this.ctx.home + pattern.slice(1) : pattern;
+    // A loop, not a regular expression: `[` runs without a `]` would make /\[[^\]]*\]/ quadratic.
+    let out = "";
+    let closing = true; // once no `]` follows, none follows any later `[` either: one failed search at most
+    for (let i = 0; i < withHome.length; i++) {
+      const c = withHome.charAt(i);
+      if (c === "*") continue;
+      if (c === "?") out += "x";
+      else if (c === "[") {
+        const close = closing ? withHome.indexOf("]", i + 2) : -1;
+        out += "x";
+        if (close === -1) closing = false;
+        else i = close;
+      } else out += c;
+    }
+    return path.normalize(out);
+  }
+
+  /** Example paths of the gate's own files (policy, install dir, Pi's agent dir, the project's .pi). */
+  private gateProbes(withDirectories: boolean): string[] {
+    this.protectedProbes ??= [
+      this.ctx.policyPath,
+      ...this.ctx.gateDirs.map((dir) => path.join(dir, "approval-gate.mjs")),
+      path.join(this.ctx.agentDir, "settings.json"),
+      path.join(this.ctx.agentDir, "extensions", "x.ts"),
+      path.join(this.ctx.cwd, ".pi", "settings.json"),
+    ];
+    if (!withDirectories) return this.protectedProbes;
+    return [
+      ...this.protectedProbes,
+      POLICY_DIR,
+      ...this.ctx.gateDirs,
+      this.ctx.agentDir,
+      path.join(this.ctx.cwd, ".pi"),
+    ];
+  }
+
+  private recursiveRead(word: ShellWord, program: string, frame: Frame, hidden: boolean): void {
+    for (const form of word.forms) {
+      this.budget.tick();
+      if (form.startsWith("-")) continue;
+      if (isFullyDynamic(form)) {
+        this.findings.add("SECRET", `\`${program}\` reads recursively a directory computed at run time`);
+        continue;
+      }
+      const pattern = collapseStars(
+        expandTilde(expandUserHome(this.dirStackTilde(form, frame)), this.ctx.home).replaceAll(DYNAMIC, "*"),
+      );
+      const candidates = pattern.startsWith("*")
+        ? [pattern]
+        : path.isAbsolute(pattern)
+          ? [path.normalize(pattern)]
+          : frame.cwds.map((dir) => path.resolve(dir, pattern));
+      for (const candidate of candidates) {
+        const home = this.ctx.home;
+        if (hasGlob(candidate)) {
+          const glob = compileGlob(candidate);
+          const reachesHome = [home, ...ancestors(home)].some((dir) => globMatchCompiled(glob, dir));
+          const rule =
+            sensitiveRuleForGlob(`${candidate}/*`, this.ctx) ?? sensitiveRuleForGlob(candidate, this.ctx);
+          if (reachesHome || rule)
+            this.findings.add(
+              "SECRET",
+              `\`${program}\` reads ${word.source} recursively, which may include ${rule?.why ?? "credential files in HOME"}`,
+            );
+          continue;
+        }
+        const dir = canonicalIn(this.ctx, candidate);
+        if (dir === home || isWithin(home, dir)) {
+          if (hidden)
+            this.findings.add(
+              "SECRET",
+              `\`${program}\` reads ${word.source} recursively, including credential files in HOME`,
+            );
+          continue;
+        }
+        // Example paths tell whether a credential location lies under `dir`; the directory's own entries
+        // tell whether a credential file sits right in it (a `.env` in the working directory).
+        const why =
+          (sensitiveRuleFor(dir, this.ctx) ?? sensitiveContainerFor(dir, this.ctx))?.why ??
+          this.sensitiveEntry(dir, hidden);
+        if (why)
+          this.findings.add("SECRET", `\`${program}\` reads ${word.source} recursively, including ${why}`);
+      }
+    }
+  }
+
+  /**
+   * A write whose file names the gate cannot list (archive extraction, a patch, a server-named download): it can
+   * carry git hooks, git config or other files later commands run, so it is a possible exit.
+   */
+  private treeWrite(dir: ShellWord | undefined, program: string, frame: Frame): void {
+    const target = dir ? this.resolveLiteral(dir, frame) : frame.cwd;
+    if (target === undefined) {
+      this.findings.add("UNKNOWN", `\`${program}\` writes files into a directory computed at run time`);
+      this.findings.add("EXIT");
+      return;
+    }
+    const canonical = canonicalIn(this.ctx, target);
+    const tamper = tamperReasonFor(canonical, this.ctx, { ancestors: true });
+    if (tamper) this.findings.add("TAMPER", tamper);
+    this.findings.add(
+      "EXIT",
+      `\`${program}\` writes files the gate cannot list into ${dir?.source ?? "the working directory"} (they may include git hooks or config that later commands run)`,
     );
+  }
+
+  /**
+   * A directory tree copied or moved to `destination` (cp -r, mv, rsync): the files it writes are the source's,
+   * so look at the source's top level for a git directory or files other programs run later.
+   */
+  private treeCopy(source: ShellWord, destination: ShellWord, program: string, frame: Frame) {
+    const from = this.resolveLiteral(source, frame);
+    const to = this.resolveLiteral(destination, frame);
+    if (from === undefined || to === undefined) return this.treeWrite(destination, program, frame);
+    if (path.basename(from) === ".git" || path.basename(to) === ".git")
+      return this.findings.add(
+        "EXIT",
+        `\`${program}\` copies or replaces a git directory (its config and hooks run commands)`,
+      );
+    const sourceDir = canonicalIn(this.ctx, from);
+    if (!isDirectory(sourceDir)) return;
+    const target = isDirectory(canonicalIn(this.ctx, to)) ? path.join(to, path.basename(from)) : to;
+    const copyTo = canonicalIn(this.ctx, target);
+    const names = directoryNames(sourceDir, MAX_DIR_ENTRIES);
+    if (path.basename(sourceDir) === ".git" || path.basename(copyTo) === ".git" || names.includes(".git"))
+      return this.findings.add(
+        "EXIT",
+        `\`${program}\` copies a git directory (its config and hooks run commands)`,
+      );
+    if (names.includes("HEAD") && names.includes("config") && names.includes("objects"))
+      return this.findings.add(
+        "EXIT",
+        `\`${program}\` copies a git repository (its config can run commands)`,
+      );
+    for (const name of names) {
+      const later = laterExecReasonFor(path.join(copyTo, name), this.ctx);
+      if (later) return this.findings.add("EXIT", `\`${program}\` ${later}`);
+    }
+  }
+
+  /** Class 7: the command runs code from local files. Recorded for the inspection; plain local work until then. */
+  private localCode(
+    kind: LocalCodeKind,
+    program: string,
+    files: readonly ShellWord[],
+    targets: readonly string[] | undefined,
+    optional: boolean,
+    frame: Frame,
+  ): void {
+    const paths: string[] = [];
+    for (const file of files) {
+      const resolved = this.resolveLiteral(file, frame);
+      if (resolved === undefined) {
+        this.findings.opaque(
+          `\`${program}\` runs a file whose path is computed at run time (${file.source})`,
+        );
+        return;
+      }
+      paths.push(resolved);
+      // Hooks git runs only if present are the gate's to inspect, not operands of the command: no path checks.
+      if (optional) continue;
+      this.checkPath(file, "read", frame);
+      if (/^\/(dev|proc)\//.test(resolved)) {
+        this.findings.opaque(`\`${program}\` runs code from a pipe or device (${file.source})`);
+        return;
+      }
+      const canonical = canonicalIn(this.ctx, resolved);
+      if (this.ctx.gateDirs.some((dir) => isWithin(canonical, dir)) && program !== "chat-ui-agent-policy")
+        this.findings.add("TAMPER", `runs the approval gate's own programs (${file.source})`);
+    }
+    const run: LocalCodeRun = {
+      kind,
+      program,
+      paths,
+      cwd: frame.cwd,
+      ...(targets?.length ? { targets: [...targets] } : {}),
+      ...(optional ? { optional } : {}),
+    };
+    const shown = [...files.map((f) => f.source), ...(targets ?? [])].join(" ");
+    this.findings.runsLocalCode(run, `runs local code: ${kind} ${shown || program}`.trim());
+    if (!this.hook) return;
+    this.hook(run, {
+      findings: this.findings,
+      classifyScript: (script, cwd, what) => {
+        const nested = this.nestedFrame(frame, {}, true);
+        nested.cwd = cwd;
+        if (!nested.cwds.includes(cwd)) nested.cwds.push(cwd);
+        if (nested.depth > MAX_SCRIPT_DEPTH)
+          return this.findings.opaque(`${what}: nested too deep to inspect`);
+        this.scanScript(script, nested);
+      },
+    });
+  }
+
+  /** A credential file directly inside `dir` (one bounded directory read), as a reason. */
+  private sensitiveEntry(dir: string, hidden: boolean): string | undefined {
+    for (const name of directoryNames(dir, MAX_DIR_ENTRIES)) {
+      if (!hidden && name.startsWith(".")) continue;
+      const rule = sensitiveRuleFor(path.join(dir, name), this.ctx);
+      if (rule) return `${rule.why} (${name})`;
+    }
+    return undefined;
+  }
 }
+
+/** Program names that are also ordinary words in arguments (`tool --mode test`): not taken as commands. */
+const INERT_PROGRAM_WORDS = new Set([
+  "test",
+  "true",
+  "false",
+  "time",
+  "sleep",
+  "echo",
+  "printf",
+  "yes",
+  "read",
+  "set",
+  "type",
+  "which",
+  "help",
+  "info",
+  "date",
+  "id",
+  "w",
+  "who",
+  "users",
+  "groups",
+  "arch",
+  "file",
+  "link",
+  "install",
+  "patch",
+  "find",
+  "sort",
+  "split",
+  "join",
+  "expand",
+  "look",
+  "tree",
+  "diff",
+  "make",
+  "task",
+  "serve",
+  "open",
+  "host",
+  "mail",
+  "pass",
+  "op",
+  "wait",
+  "kill",
+  "exit",
+  "return",
+  "shift",
+  "let",
+  "local",
+  "export",
+  "declare",
+  "unset",
+  "alias",
+  "source",
+  "cd",
+  "pwd",
+  "[",
+  ":",
+  "!",
+  ".",
+  "in",
+  "do",
+  "done",
+  "if",
+  "then",
+  "else",
+  "fi",
+  "for",
+  "while",
+  "case",
+  "esac",
+  "select",
+]);
+
+const ARITHMETIC_TEST_OPERATORS = new Set(["-eq", "-ne", "-lt", "-le", "-gt", "-ge"]);
+
+const PROCESS_SUBSTITUTION_PATH = "/dev/fd/63";
 
 const NULL_DEVICES = new Set(["/dev/null", "/dev/stdout", "/dev/stderr", "/dev/tty", "-"]);
 
-function visitFileRedirect(node: Node, scan: ShellScan) {
-  const operator = node.children.find((c) => c && !c.isNamed)?.text ?? ">";
-  const destination = node.childForFieldName("destination");
-  if (!destination) return;
-  const word = decodeWord(destination, scan.vars);
-  const isInput = operator === "<" || operator === "<&";
-  if (/&$/.test(operator) && /^\d+-?$|^-$/.test(word.text)) return; // fd duplication: 2>&1
-  if (word.literal && /^\/dev\/(tcp|udp)\//.test(word.text)) {
-    scan.findings.add("EXIT", `redirects to a network socket ${word.text}`);
-    return;
+/** A redirected statement whose body reads stdin from a file, heredoc or here-string. */
+function hasInputRedirect(node: import("web-tree-sitter").Node): boolean {
+  for (const child of node.namedChildren) {
+    if (!child) continue;
+    if (child.type === "heredoc_redirect" || child.type === "herestring_redirect") return true;
+    if (child.type === "file_redirect" && /^\d*<(?!<)/.test(child.text)) return true;
   }
-  if (isInput) {
-    checkPathWord(word, scan, { writer: false });
-    return;
+  return false;
+}
+
+/** A word with nothing known but slashes: it could name any file. */
+function isFullyDynamic(form: string): boolean {
+  for (let i = 0; i < form.length; i++) {
+    const c = form.charAt(i);
+    if (c !== DYNAMIC && c !== "/" && c !== "*") return false;
   }
-  if (word.literal && NULL_DEVICES.has(word.text)) return;
-  scan.findings.add("WRITE", `redirection writes ${word.literal ? word.text : "a computed path"}`);
-  if (!word.literal) {
-    scan.findings.add("UNKNOWN", "redirection target is not a literal path");
-    return;
+  return true;
+}
+
+/** Bash expands `~` at the start of an assignment's value and after each `:` (PATH-style lists). */
+function tildeInAssignment(value: string, home: string): string {
+  return value
+    .split(":")
+    .map((part) => expandTilde(part, home))
+    .join(":");
+}
+
+/** `file:///a%20b` → `/a b` (what curl and Pi open); a malformed URL is matched as a computed path. */
+function fileUrlPath(url: string): string {
+  const rest = url.replace(/^file:\/\/[^/]*/i, "");
+  try {
+    return decodeURIComponent(rest) || "/";
+  } catch {
+    return rest.replace(/%[0-9a-f]{0,2}/gi, DYNAMIC);
   }
-  checkPathWord(word, scan, { writer: true });
 }
 
-function visitCommand(node: Node, scan: ShellScan) {
-  const nameNode = node.childForFieldName("name");
-  if (!nameNode) return; // assignments only (`A=1`): handled as variable_assignment
-  const argumentNodes = node.childrenForFieldName("argument").filter((c): c is Node => c !== null);
-  const words = joinAdjacent([nameNode, ...argumentNodes], scan.vars);
-  const redirectedInput = node.namedChildren.some(
-    (c) => c && (c.type === "herestring_redirect" || c.type === "heredoc_redirect"),
-  );
-  const parent = node.parent;
-  const piped = parent?.type === "pipeline" && parent.namedChildren[0]?.id !== node.id;
-  const heredocParent =
-    parent?.type === "redirected_statement" &&
-    parent.namedChildren.some(
-      (c) => c && (c.type === "heredoc_redirect" || c.type === "herestring_redirect"),
-    );
-  analyzeCommand(words, scan, { stdinIsData: redirectedInput || piped || heredocParent });
-}
-
-export interface CommandContext {
-  /** stdin carries data or code from a pipe, heredoc or here-string. */
-  stdinIsData: boolean;
-}
-
-/** Classifies one simple command given as decoded words (the first is the program). */
-export function analyzeCommand(words: ShellWord[], scan: ShellScan, command: CommandContext) {
-  const first = words[0];
-  if (!first) return;
-  if (!first.literal || first.text.includes(DYNAMIC)) {
-    scan.findings.opaque(`command name is computed at run time (${first.node.text.slice(0, 80)})`);
-    return;
+function ancestors(dir: string): string[] {
+  const out: string[] = [];
+  let current = dir;
+  for (;;) {
+    const parent = path.dirname(current);
+    if (parent === current) return out;
+    out.push(parent);
+    current = parent;
   }
-  const program = path.basename(first.text);
-  const args = words.slice(1);
-  analyzeProgram(program, first.text, args, scan, command);
 }
 
-/** Parses and scans a literal script string (`sh -c '…'`), one level deeper. */
-export function scanNested(word: ShellWord | undefined, scan: ShellScan, what: string) {
-  if (!word) return scan.findings.opaque(`${what} without a script`);
-  if (!word.literal) return scan.findings.opaque(`${what} runs a script computed at run time`);
-  scanScript(word.text, { ...scan, vars: new Map(scan.vars), cwds: [...scan.cwds], depth: scan.depth + 1 });
-}
-
-/** Re-runs classification on words that form a command (wrappers such as sudo, xargs, find -exec). */
-export function analyzeNested(words: ShellWord[], scan: ShellScan, command: CommandContext) {
-  if (scan.depth >= MAX_DEPTH) return scan.findings.opaque("command wrappers nested too deep to inspect");
-  analyzeCommand(words, { ...scan, depth: scan.depth + 1 }, command);
-}
-
-/**
- * Checks one argument as a path: credential files (SECRET), gate files (TAMPER, when the command may write),
- * git hooks/config (EXIT, when written). Relative paths resolve against every directory the script cd'd to.
- */
-export function checkPathWord(
-  word: ShellWord,
-  scan: ShellScan,
-  options: { writer: boolean; ancestors?: boolean },
-) {
-  // Options (`-la`, `--force`) and numbers are not paths; `--file=path` is checked as `path`.
-  if (/^-[^=]*$|^\d+$/.test(word.text)) return;
-  let raw = optionValue(word.text);
-  if (raw.length === 0 || raw.includes("\n") || /^[a-z][\w+.-]*:\/\//i.test(raw)) return;
-  if (raw.includes(DYNAMIC)) {
-    // A partly computed path (`/proc/$$/environ`, `~/.ssh/$KEY`): match it as a glob. A fully computed one
-    // (`"$f"`) says nothing and is skipped.
-    if (raw.replaceAll(DYNAMIC, "").replaceAll("/", "").length === 0) return;
-    raw = raw.replaceAll(DYNAMIC, "*");
-  }
-  const expanded = expandTilde(raw, scan.ctx.home);
-  const bases = path.isAbsolute(expanded) ? [""] : scan.cwds;
-  for (const base of bases) {
-    const absolute = base ? path.resolve(base, expanded) : path.resolve(expanded);
-    if (hasGlob(absolute)) {
-      const rule = sensitiveRuleForGlob(absolute, scan.ctx);
-      if (rule) scan.findings.add("SECRET", `may read ${rule.why}: ${raw}`);
-      const prefix = absolute.slice(0, absolute.search(/[*?[]/));
-      const tamper = options.writer
-        ? tamperReasonFor(canonicalIn(scan.ctx, path.dirname(`${prefix}x`)), scan.ctx)
-        : undefined;
-      if (tamper) scan.findings.add("TAMPER", tamper);
-      continue;
+/** Up to `limit` entry names of a directory (none when it is missing or unreadable). */
+function directoryNames(dir: string, limit: number): string[] {
+  const names: string[] = [];
+  let handle: ReturnType<typeof opendirSync> | undefined;
+  try {
+    handle = opendirSync(dir);
+    for (let i = 0; i < limit; i++) {
+      const entry = handle.readSync();
+      if (!entry) break;
+      names.push(entry.name);
     }
-    const file = canonicalIn(scan.ctx, absolute);
-    const rule = sensitiveRuleFor(file, scan.ctx) ?? sensitiveContainerFor(file, scan.ctx);
-    if (rule) scan.findings.add("SECRET", `touches ${rule.why}: ${raw}`);
-    if (options.writer) {
-      const tamper = tamperReasonFor(file, scan.ctx, { ancestors: options.ancestors ?? false });
-      if (tamper) scan.findings.add("TAMPER", tamper);
-      const gitExec = laterExecReasonFor(file, scan.ctx);
-      if (gitExec) scan.findings.add("EXIT", gitExec);
+  } catch {
+    // missing or unreadable: nothing to list
+  } finally {
+    try {
+      handle?.closeSync();
+    } catch {
+      // already closed
     }
   }
+  return names;
 }
 
-/** `--file=path` → `path`; other words unchanged. */
-function optionValue(text: string): string {
-  const match = /^--?[\w-]+=(.*)$/s.exec(text);
-  return match ? (match[1] ?? "") : text;
+function isDirectory(file: string): boolean {
+  try {
+    return lstatSync(file).isDirectory();
+  } catch {
+    return false;
+  }
+}
+
+let passwdHomes: Map<string, string> | undefined;
+
+/** Home directories by user name, from /etc/passwd (read once, bounded), as bash's `~user` resolves them. */
+function userHomes(): Map<string, string> {
+  if (passwdHomes) return passwdHomes;
+  passwdHomes = new Map();
+  try {
+    const text = readFileSync("/etc/passwd", "utf8").slice(0, 1 << 20);
+    for (const line of text.split("\n")) {
+      const fields = line.split(":");
+      if (fields.length >= 6 && fields[0] && fields[5]) passwdHomes.set(fields[0], fields[5]);
+    }
+  } catch {
+    // no passwd: `~user` stays literal, as bash leaves an unknown user
+  }
+  return passwdHomes;
+}
+
+/** `~user/x` → that user's home + `/x` (unknown users stay literal, as in bash); `~/` and others unchanged. */
+function expandUserHome(form: string): string {
+  const match = /^~([A-Za-z_][A-Za-z0-9_.-]{0,31}\$?)(?=\/|$)/.exec(form);
+  if (!match?.[1]) return form;
+  const home = userHomes().get(match[1]);
+  return home === undefined ? form : home + form.slice(match[0].length);
+}
+
+/** Runs of `*` match what one `*` matches; collapsing them keeps later steps short. */
+function collapseStars(pattern: string): string {
+  return pattern.includes("**") ? pattern.replace(/\*+/g, "*") : pattern;
+}
+
+/** Would bash start a comment at `index` (a `#` at the start of a word)? */
+export function startsComment(script: string, index: number): boolean {
+  if (index === 0) return true;
+  const before = script.charAt(index - 1);
+  if (!/[ \t\n;&|()<>]/.test(before)) return false;
+  return !(/[ \t\n]/.test(before) && script.charAt(index - 2) === "\\");
 }

@@ -4,7 +4,7 @@ import { existsSync } from "node:fs";
 import { createRequire } from "node:module";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
-import { Language, Parser } from "web-tree-sitter";
+import { Language, Parser, type Tree } from "web-tree-sitter";
 
 export const RUNTIME_WASM = "tree-sitter.wasm";
 export const BASH_WASM = "tree-sitter-bash.wasm";
@@ -44,4 +44,23 @@ export function loadBashParser(): Promise<Parser> {
   return loading;
 }
 
-export type { Parser };
+/** Reads the input in chunks (the default string input re-slices the whole remainder on every read). */
+const CHUNK = 8192;
+
+/**
+ * Parses `script`, giving up (undefined) once `deadline` (performance.now() time) passes. A cancelled parse
+ * leaves state in the parser, so it is reset before returning.
+ */
+export function parseWithDeadline(parser: Parser, script: string, deadline: number): Tree | undefined {
+  const tree = parser.parse((index: number) => script.slice(index, index + CHUNK), null, {
+    // Declared as returning void, but tree-sitter cancels the parse when it returns true.
+    progressCallback: (() => performance.now() > deadline) as () => void,
+  });
+  if (!tree) {
+    parser.reset();
+    return undefined;
+  }
+  return tree;
+}
+
+export type { Parser, Tree };

@@ -1,7 +1,5 @@
-// PENDING MERGE with h/gate-shell: move to tests/integration/ when merging. It needs the shell classifier's
-// class-7 report (LocalCodeRun findings for `bash x.sh`, `./x`, `npm test`, `make`…), which lives on that
-// branch; on h/gate-tools alone no command reports local code, so this file is kept out of the test globs.
-// Verified green against gate-shell's tree merged with this branch (see the gate-tools report).
+// Needs the shell classifier's class-7 report (LocalCodeRun findings for `bash x.sh`, `./x`, `npm test`,
+// `make`…), merged from h/gate-shell.
 //
 // Class 7 of issue 10, write then run, end to end with real Pi: a script the agent wrote is read, classified
 // and shown in the dialog with its hash; "no" sends nothing to the listener and no secret reaches the model;

@@ -1,0 +1,696 @@
+// git: the real subcommand after the global options; config that can run commands; network subcommands (a
+// computed argument is an exit); subcommands whose options run programs (grep -O, difftool -x, rebase -x);
+// hooks that subcommands run (class 7); operands that are file paths (diff --no-index, config -f).
+import { type ParsedArgs, parseArgs } from "../shell-options.ts";
+import type { Analyzer, ProgramCall, Scan } from "../shell-scan.ts";
+import { type ShellWord, syntheticWord } from "../shell-words.ts";
+import { serverFinding } from "./servers.ts";
+
+const GIT_GLOBAL_WITH_VALUE = new Set([
+  "-C",
+  "-c",
+  "--git-dir",
+  "--work-tree",
+  "--namespace",
+  "--exec-path",
+  "--super-prefix",
+  "--config-env",
+  "--list-cmds",
+  "--attr-source",
+]);
+
+/** Subcommands that only read the repository. */
+export const GIT_READ_ONLY = new Set([
+  "status",
+  "log",
+  "diff",
+  "show",
+  "grep",
+  "blame",
+  "annotate",
+  "ls-files",
+  "ls-tree",
+  "rev-parse",
+  "rev-list",
+  "describe",
+  "shortlog",
+  "reflog",
+  "version",
+  "help",
+  "cat-file",
+  "show-ref",
+  "merge-base",
+  "name-rev",
+  "for-each-ref",
+  "diff-tree",
+  "diff-files",
+  "diff-index",
+  "count-objects",
+  "check-ignore",
+  "check-attr",
+  "check-ref-format",
+  "check-mailmap",
+  "whatchanged",
+  "var",
+  "range-diff",
+  "verify-commit",
+  "verify-tag",
+  "verify-pack",
+  "show-branch",
+  "cherry",
+  "get-tar-commit-id",
+  "column",
+  "fsck",
+  "show-index",
+  "ls-remote",
+  "diagnose",
+  "bugreport",
+]);
+/** Every subcommand git ships (the ones with special rules are handled before this set is consulted). */
+const GIT_KNOWN = new Set([
+  ...GIT_READ_ONLY,
+  "add",
+  "commit",
+  "checkout",
+  "switch",
+  "branch",
+  "merge",
+  "rebase",
+  "reset",
+  "stash",
+  "tag",
+  "init",
+  "clone",
+  "fetch",
+  "pull",
+  "rm",
+  "mv",
+  "restore",
+  "cherry-pick",
+  "revert",
+  "worktree",
+  "clean",
+  "apply",
+  "am",
+  "format-patch",
+  "bisect",
+  "notes",
+  "gc",
+  "hash-object",
+  "symbolic-ref",
+  "update-ref",
+  "mergetool",
+  "difftool",
+  "sparse-checkout",
+  "maintenance",
+  "prune",
+  "repack",
+  "stripspace",
+  "interpret-trailers",
+  "read-tree",
+  "write-tree",
+  "commit-tree",
+  "update-index",
+  "lfs",
+  "submodule",
+  "remote",
+  "config",
+  "archive",
+  "bundle",
+  "mailinfo",
+  "mailsplit",
+  "merge-file",
+  "merge-tree",
+  "mktag",
+  "mktree",
+  "pack-objects",
+  "pack-refs",
+  "prune-packed",
+  "replace",
+  "rerere",
+  "unpack-objects",
+  "update-server-info",
+  "multi-pack-index",
+  "commit-graph",
+  "backfill",
+  "refs",
+  "restore",
+  "hook",
+  "fast-export",
+  "fast-import",
+  "index-pack",
+  "unpack-file",
+  "checkout-index",
+  "merge-index",
+  "merge-one-file",
+  "patch-id",
+  "shell",
+  "fsmonitor--daemon",
+  "citool",
+  "gui",
+  "gitk",
+  "instaweb",
+  "daemon",
+  "credential",
+  "credential-store",
+  "credential-cache",
+  "send-email",
+  "request-pull",
+  "svn",
+  "p4",
+  "cvsimport",
+  "cvsexportcommand",
+  "cvsserver",
+  "imap-send",
+  "push",
+  "filter-branch",
+  "upload-pack",
+  "receive-pack",
+  "upload-archive",
+  "http-backend",
+  "send-pack",
+  "fetch-pack",
+  "archimport",
+  "quiltimport",
+  "sh-i18n",
+  "web--browse",
+]);
+/** Subcommands whose operands are working-tree files (written, removed or created). */
+const GIT_FILE_OPERANDS = new Set([
+  "add",
+  "rm",
+  "mv",
+  "restore",
+  "clean",
+  "worktree",
+  "checkout-index",
+  "update-index",
+]);
+
+/** Network subcommands: literal arguments fetch; computed ones can carry data in a URL or ref name. */
+const GIT_NETWORK = new Set([
+  "clone",
+  "fetch",
+  "pull",
+  "ls-remote",
+  "submodule",
+  "remote",
+  "push",
+  "archive",
+  "lfs",
+]);
+
+/** Config keys that make git run programs, reach hosts or trust other config. */
+export const GIT_EXEC_CONFIG =
+  /^(alias\.|core\.(pager|hookspath|sshcommand|editor|fsmonitor|askpass|gitproxy|worktree|attributesfile|excludesfile)|pager\.|credential|url\.|remote\.|include|filter\.|diff\.|merge\.|gpg\.|sequence\.editor|http\.|https\.|sendemail\.|protocol\.|uploadpack\.|receivepack\.|transfer\.|submodule\.|uploadarchive\.|instaweb\.|web\.browser|browser\.|man\.|interactive\.difffilter|ssh\.|safe\.|init\.templatedir|clone\.|fetch\.|pull\.|push\.|lfs\.|mergetool\.|difftool\.|gc\.|maintenance\.)/i;
+/** Config keys that only change how git prints or who commits. */
+export const GIT_HARMLESS_CONFIG =
+  /^(color\.|user\.(name|email)$|core\.quotepath$|core\.autocrlf$|core\.eol$|core\.filemode$|core\.ignorecase$|core\.whitespace$|advice\.|init\.defaultbranch$|log\.|format\.pretty$|column\.|i18n\.|commit\.verbose$|commit\.gpgsign$|tag\.sort$|branch\.sort$|status\.|blame\.|grep\.|help\.autocorrect$|rerere\.enabled$|feature\.manyfiles$)/i;
+
+/** Hooks each subcommand runs (client side), for class 7 inspection. */
+const GIT_HOOKS: Record<string, readonly string[]> = {
+  commit: ["pre-commit", "prepare-commit-msg", "commit-msg", "post-commit"],
+  merge: ["pre-merge-commit", "prepare-commit-msg", "commit-msg", "post-merge"],
+  pull: ["post-merge", "post-rewrite", "post-checkout"],
+  checkout: ["post-checkout"],
+  switch: ["post-checkout"],
+  clone: ["post-checkout"],
+  rebase: ["pre-rebase", "post-rewrite", "post-checkout"],
+  am: ["applypatch-msg", "pre-applypatch", "post-applypatch"],
+  "cherry-pick": ["prepare-commit-msg", "commit-msg", "post-commit"],
+  revert: ["prepare-commit-msg", "commit-msg", "post-commit"],
+  push: ["pre-push", "reference-transaction"],
+  gc: ["pre-auto-gc"],
+  worktree: ["post-checkout"],
+};
+
+interface GitGlobals {
+  cwd?: ShellWord;
+  subIndex: number;
+}
+
+/** A relative path operand of `git -C dir …` is relative to dir. */
+function underDirectory(word: ShellWord, cwd: ShellWord | undefined): ShellWord {
+  if (!cwd || word.text.startsWith("-") || word.text.startsWith("/") || word.text.startsWith("~"))
+    return word;
+  const base = cwd.text.replace(/\/+$/, "");
+  const forms = word.forms.map((form) => `${base}/${form}`);
+  return { ...word, text: forms[0] ?? "", forms, literal: word.literal && cwd.literal };
+}
+
+/**
+ * The file an operand of a reading subcommand names: a path (`a/b`, `.env`, `~/x`), or the path part of a
+ * `rev:path` blob name (`HEAD:.env`, `:.env`), whose content `git show` / `git cat-file` print.
+ */
+function pathOperand(word: ShellWord, cwd: ShellWord | undefined): ShellWord | undefined {
+  const text = word.text;
+  if (text.startsWith("-") || /^[a-z][a-z0-9+.-]*:\/\//i.test(text)) return undefined;
+  const blob = /^[^:\s]*:(.+)$/s.exec(text);
+  if (blob?.[1]) {
+    const forms = word.forms.map((form) => form.slice(form.indexOf(":") + 1));
+    return underDirectory({ ...word, text: forms[0] ?? "", forms }, cwd);
+  }
+  if (text.includes("/") || text.startsWith(".") || text.startsWith("~")) return underDirectory(word, cwd);
+  return undefined;
+}
+
+function globalOptions(call: ProgramCall, scan: Scan): GitGlobals | undefined {
+  const f = scan.findings;
+  const args = call.args;
+  let cwd: ShellWord | undefined;
+  let i = 0;
+  for (; i < args.length; i++) {
+    const arg = args[i];
+    if (!arg) break;
+    if (!arg.literal) {
+      f.opaque(`git option computed at run time (${arg.source})`);
+      return undefined;
+    }
+    const text = arg.text;
+    if (!text.startsWith("-")) break;
+    const eq = text.indexOf("=");
+    const [flag, inline] = eq === -1 ? [text, undefined] : [text.slice(0, eq), text.slice(eq + 1)];
+    const value = inline !== undefined ? syntheticWord(inline) : args[i + 1];
+    if (flag === "-c") {
+      const setting = value?.text ?? "";
+      if (!value?.literal) f.opaque("git -c with a value computed at run time");
+      else if (!GIT_HARMLESS_CONFIG.test(setting))
+        f.add(
+          "EXIT",
+          `\`git -c ${setting.slice(0, 80)}\` can set aliases, hooks or a pager that run commands`,
+        );
+    }
+    if (flag === "--config-env") f.opaque("git --config-env sets config from an environment variable");
+    if (flag === "--exec-path" && inline !== undefined)
+      f.opaque("git --exec-path runs git commands from another directory");
+    if (flag === "--git-dir" && value) gitDirectory(value, scan);
+    if (flag === "--bare")
+      f.add("EXIT", "git --bare uses this directory as a repository (its config can run commands)");
+    if (flag === "-C" && value)
+      cwd =
+        cwd && value.literal && !value.text.startsWith("/") && cwd.literal
+          ? syntheticWord(`${cwd.text}/${value.text}`)
+          : value;
+    if (GIT_GLOBAL_WITH_VALUE.has(flag) && inline === undefined) i++;
+  }
+  return { cwd, subIndex: i };
+}
+
+/** `--git-dir X`, `GIT_DIR`: a repository other than the working tree's `.git` brings its own config. */
+function gitDirectory(value: ShellWord, scan: Scan) {
+  const base = value.text.replace(/\/+$/, "").split("/").at(-1);
+  if (!value.literal || base !== ".git")
+    scan.findings.add(
+      "EXIT",
+      `git uses the repository at ${value.source} (its config and hooks can run commands)`,
+    );
+}
+
+function runsHooks(sub: string, rest: readonly ShellWord[], cwd: ShellWord | undefined, scan: Scan) {
+  const hooks = GIT_HOOKS[sub];
+  if (!hooks) return;
+  if (rest.some((a) => a.text === "--no-verify" || (a.text === "-n" && sub === "commit"))) return;
+  const root = cwd?.literal ? `${cwd.text.replace(/\/+$/, "")}/` : "";
+  scan.localCode(
+    "executable",
+    `git ${sub} (hooks)`,
+    hooks.map((hook) => syntheticWord(`${root}.git/hooks/${hook}`)),
+    [sub],
+    { optional: true },
+  );
+}
+
+function config(rest: readonly ShellWord[], scan: Scan) {
+  const f = scan.findings;
+  const parsed = parseArgs(rest, {
+    shortWithValue: "f",
+    longWithValue: ["file", "blob", "type", "default", "comment", "value", "url"],
+    abbreviations: true,
+  });
+  for (const file of parsed.values("f", "file")) {
+    scan.path(file, "read");
+  }
+  if (rest.some((a) => !a.literal)) return f.opaque("git config with arguments computed at run time");
+  const actions = new Set([
+    "get",
+    "get-all",
+    "get-regexp",
+    "get-urlmatch",
+    "list",
+    "set",
+    "unset",
+    "unset-all",
+    "rename-section",
+    "remove-section",
+    "edit",
+  ]);
+  const operands = parsed.operands.map((o) => o.text);
+  const action = actions.has(operands[0] ?? "") ? operands.shift() : undefined;
+  const reading =
+    ["get", "get-all", "get-regexp", "get-urlmatch", "list"].includes(action ?? "") ||
+    parsed.has(
+      "get",
+      "get-all",
+      "get-regexp",
+      "get-urlmatch",
+      "l",
+      "list",
+      "get-color",
+      "get-colorbool",
+      "show-origin",
+      "show-scope",
+      "name-only",
+    );
+  if (parsed.has("e", "edit") || action === "edit")
+    return f.add("EXIT", "git config --edit can set anything (aliases, hooks, pager)");
+  const key = operands[0];
+  const writesTo = parsed.values("f", "file")[0];
+  if (writesTo && !reading) scan.path(writesTo, "write");
+  if (reading) {
+    if (
+      operands.some((t) => /credential|token|password|extraheader|secret/i.test(t)) ||
+      parsed.has("l", "list") ||
+      action === "list"
+    )
+      f.add(
+        "SECRET",
+        "reads git config that can hold credentials (extraheader, credential helpers, tokens in URLs)",
+      );
+    return f.add("READ");
+  }
+  if (!key) return f.add("READ");
+  if (!GIT_HARMLESS_CONFIG.test(key) || GIT_EXEC_CONFIG.test(key))
+    f.add(
+      "EXIT",
+      `\`git config ${key.slice(0, 80)}\` may set an alias, hook, pager or remote that runs or sends`,
+    );
+  f.add("WRITE", "git config writes configuration");
+}
+
+function grep(rest: readonly ShellWord[], scan: Scan, cwd: ShellWord | undefined) {
+  const parsed = parseArgs(rest, {
+    shortWithValue: "efABCm",
+    longWithValue: [
+      "regexp",
+      "file",
+      "after-context",
+      "before-context",
+      "context",
+      "max-count",
+      "max-depth",
+      "threads",
+      "open-files-in-pager",
+      "color",
+      "colour",
+    ],
+    abbreviations: true,
+  });
+  if (parsed.has("O", "open-files-in-pager"))
+    return scan.findings.opaque("`git grep -O` runs a program on the matching files");
+  for (const file of parsed.values("f", "file")) scan.path(file, "read");
+  scan.findings.add("READ");
+  if (parsed.has("no-index", "untracked")) {
+    const paths = parsed.has("e", "regexp", "f", "file") ? parsed.operands : parsed.operands.slice(1);
+    for (const path of paths.length ? paths : [underDirectory(syntheticWord("."), cwd)]) {
+      scan.path(path, "read");
+      scan.recursiveRead(path, "git grep --no-index");
+    }
+  }
+}
+
+function diff(sub: string, rest: readonly ShellWord[], scan: Scan) {
+  const parsed: ParsedArgs = parseArgs(rest, {
+    shortWithValue: "OSGlU",
+    longWithValue: [
+      "output",
+      "relative",
+      "src-prefix",
+      "dst-prefix",
+      "line-prefix",
+      "word-diff-regex",
+      "color-moved",
+      "diff-algorithm",
+      "anchored",
+      "find-object",
+      "ignore-matching-lines",
+      "submodule",
+      "ws-error-highlight",
+      "rotate-to",
+      "skip-to",
+      "format",
+      "pretty",
+      "since",
+      "until",
+      "author",
+      "committer",
+      "grep",
+      "date",
+      "decorate-refs",
+      "decorate-refs-exclude",
+      "encoding",
+      "notes",
+    ],
+    abbreviations: true,
+  });
+  for (const file of parsed.values("O")) scan.path(file, "read");
+  for (const file of parsed.values("output")) scan.path(file, "write");
+  if (parsed.has("ext-diff") && sub === "diff")
+    scan.findings.add("WRITE", "git diff --ext-diff runs the configured external diff");
+  // Operands arrive as files where they name one (`a/b`, `.env`, the path of `HEAD:.env`); revisions are
+  // checked too, harmlessly: a revision name is not a credential path.
+  for (const operand of parsed.operands) if (operand.literal) scan.path(operand, "read");
+  scan.findings.add("READ");
+}
+
+function remote(rest: readonly ShellWord[], scan: Scan) {
+  const parsed = parseArgs(rest);
+  const action = parsed.operands[0]?.text;
+  if (action === undefined || ["show", "get-url", "prune", "update"].includes(action))
+    return scan.findings.add("READ");
+  scan.findings.add("EXIT", `\`git remote ${action}\` changes where git pushes or fetches`);
+}
+
+function submodule(rest: readonly ShellWord[], scan: Scan) {
+  const parsed = parseArgs(rest, { stopAtOperand: true });
+  const action = parsed.operands[0];
+  if (action?.text === "foreach")
+    return scan.findings.opaque("git submodule foreach runs a command in every submodule");
+  scan.findings.add("WRITE", "git submodule");
+}
+
+function rebase(rest: readonly ShellWord[], scan: Scan) {
+  if (rest.some((t) => t.text === "-x" || t.text.startsWith("--exec") || /^-[a-zA-Z]*x/.test(t.text)))
+    return scan.findings.opaque("git rebase --exec runs commands");
+  scan.findings.add("WRITE", "git rebase");
+}
+
+function clone(rest: readonly ShellWord[], scan: Scan) {
+  const parsed = parseArgs(rest, {
+    shortWithValue: "obucj",
+    longWithValue: [
+      "origin",
+      "branch",
+      "upload-pack",
+      "template",
+      "config",
+      "depth",
+      "shallow-since",
+      "shallow-exclude",
+      "reference",
+      "reference-if-able",
+      "separate-git-dir",
+      "server-option",
+      "jobs",
+      "filter",
+      "bundle-uri",
+      "ref-format",
+      "revision",
+    ],
+    abbreviations: true,
+  });
+  if (parsed.has("u", "upload-pack")) return scan.findings.opaque("git clone --upload-pack runs a program");
+  if (parsed.has("template"))
+    scan.findings.add("EXIT", "git clone --template installs hooks from another directory");
+  for (const setting of parsed.values("c", "config"))
+    if (!setting.literal || !GIT_HARMLESS_CONFIG.test(setting.text))
+      scan.findings.add("EXIT", `\`git clone -c ${setting.source}\` sets config that can run commands`);
+  const [url, dir] = parsed.operands;
+  if (url && /^(ext|fd)::/.test(url.text)) scan.findings.opaque("git remote helper runs a command");
+  if (url && /^(\/|\.{0,2}\/|file:)/.test(url.text)) scan.path(url, "read");
+  if (dir) scan.path(dir, "write");
+  scan.findings.add("WRITE", "git clone writes a repository");
+}
+
+const git: Analyzer = (call, scan) => {
+  const f = scan.findings;
+  const globals = globalOptions(call, scan);
+  if (!globals) return;
+  const subWord = call.args[globals.subIndex];
+  if (!subWord) return f.add("READ");
+  if (!subWord.literal) return f.opaque(`git subcommand computed at run time (${subWord.source})`);
+  const sub = subWord.text;
+  const rest = call.args.slice(globals.subIndex + 1);
+  if (GIT_NETWORK.has(sub) && rest.some((a) => !a.literal)) {
+    f.add("EXIT", `\`git ${sub}\` with an argument computed at run time (data can leave in a URL or ref)`);
+  }
+  if (rest.some((a) => /^--(upload-pack|receive-pack|exec)(=|$)/.test(a.text)) && sub !== "rebase")
+    f.opaque(`\`git ${sub}\` option runs a program`);
+  for (const arg of rest) if (/^(ext|fd)::/.test(arg.text)) f.opaque("git remote helper runs a command");
+  runsHooks(sub, rest, globals.cwd, scan);
+  switch (sub) {
+    case "push":
+    case "send-email":
+    case "request-pull":
+    case "svn":
+    case "p4":
+    case "imap-send":
+    case "send-pack":
+    case "cvsexportcommand":
+      return f.add("EXIT", `\`git ${sub}\` sends commits to a remote`);
+    case "daemon":
+    case "instaweb":
+    case "http-backend":
+    case "upload-pack":
+    case "receive-pack":
+    case "upload-archive":
+    case "shell":
+    case "cvsserver":
+      return serverFinding(scan, `git ${sub}`);
+    case "credential":
+    case "credential-store":
+    case "credential-cache":
+      return f.add("SECRET", `\`git ${sub}\` reads stored credentials`);
+    case "remote":
+      return remote(rest, scan);
+    case "config":
+      return config(rest, scan);
+    case "grep":
+      return grep(
+        rest.map((w) => underDirectory(w, globals.cwd)),
+        scan,
+        globals.cwd,
+      );
+    case "diff":
+    case "log":
+    case "show":
+      return diff(
+        sub,
+        rest.map((w) => pathOperand(w, globals.cwd) ?? w),
+        scan,
+      );
+    case "difftool":
+    case "mergetool":
+      if (
+        rest.some(
+          (a) =>
+            a.text === "-x" ||
+            a.text.startsWith("--extcmd") ||
+            a.text.startsWith("--ext") ||
+            /^-[a-zA-Z]*x/.test(a.text),
+        )
+      )
+        return f.opaque(`\`git ${sub} -x\` runs a command`);
+      return f.add("WRITE", `\`git ${sub}\` runs the configured tool`);
+    case "lfs":
+      if (rest[0]?.text === "push") return f.add("EXIT", "`git lfs push` uploads objects");
+      if (rest[0]?.text === "install")
+        return f.add("EXIT", "`git lfs install` writes git hooks and global config");
+      return f.add("WRITE", "git lfs");
+    case "submodule":
+      return submodule(rest, scan);
+    case "rebase":
+      return rebase(rest, scan);
+    case "bisect":
+      if (rest[0]?.text === "run") return scan.command(rest.slice(1), { stdinIsData: false });
+      return f.add("WRITE", "git bisect");
+    case "filter-branch":
+      return f.opaque("git filter-branch runs filter commands");
+    case "maintenance":
+      if (rest[0]?.text === "start" || rest[0]?.text === "register")
+        return f.opaque("git maintenance schedules background jobs");
+      return f.add("WRITE", "git maintenance");
+    case "hook":
+      if (rest[0]?.text === "run" && rest[1])
+        return scan.localCode("executable", "git hook run", [syntheticWord(`.git/hooks/${rest[1].text}`)]);
+      return f.add("READ");
+    case "archive": {
+      if (rest.some((t) => t.text.startsWith("--remote")))
+        f.add("EXIT", "git archive --remote contacts a remote");
+      const output = rest.find((t) => t.text.startsWith("--output=") || t.text === "-o");
+      if (output)
+        scan.path(
+          output.text === "-o"
+            ? (rest[rest.indexOf(output) + 1] ?? output)
+            : syntheticWord(output.text.slice(9), output.literal),
+          "write",
+        );
+      return f.add("WRITE", "git archive");
+    }
+    case "clone":
+      return clone(rest, scan);
+    case "init": {
+      const parsed = parseArgs(rest, {
+        longWithValue: [
+          "template",
+          "separate-git-dir",
+          "object-format",
+          "ref-format",
+          "initial-branch",
+          "shared",
+        ],
+        shortWithValue: "b",
+        abbreviations: true,
+      });
+      if (parsed.has("template")) f.add("EXIT", "git init --template installs hooks from another directory");
+      for (const dir of parsed.operands) scan.path(dir, "write");
+      return f.add("WRITE", "git init");
+    }
+    case "commit":
+    case "notes":
+    case "tag": {
+      const parsed = parseArgs(rest, {
+        shortWithValue: "FCcmtu",
+        longWithValue: [
+          "file",
+          "template",
+          "reuse-message",
+          "reedit-message",
+          "message",
+          "fixup",
+          "squash",
+          "author",
+          "date",
+          "cleanup",
+          "trailer",
+          "pathspec-from-file",
+        ],
+        abbreviations: true,
+      });
+      for (const file of parsed.values("F", "file", "t", "template", "pathspec-from-file"))
+        scan.path(file, "read");
+      return f.add("WRITE", `\`git ${sub}\` changes the repository`);
+    }
+    case "hash-object": {
+      for (const file of parseArgs(rest, { shortWithValue: "t", longWithValue: ["path"] }).operands)
+        scan.path(file, "read");
+      return f.add(rest.some((a) => a.text === "-w") ? "WRITE" : "READ");
+    }
+  }
+  if (!GIT_KNOWN.has(sub))
+    return f.add("EXIT", `unknown git subcommand \`${sub}\` (may be an alias or a git-${sub} program)`);
+  if (GIT_READ_ONLY.has(sub)) {
+    for (const operand of rest) {
+      const file = pathOperand(operand, globals.cwd);
+      if (file) scan.path(file, "read");
+    }
+    return f.add("READ");
+  }
+  f.add("WRITE", `\`git ${sub}\` changes the repository`);
+  // Operands are files for these; for the rest (refs, remotes) only what follows `--` is.
+  const dash = rest.findIndex((a) => a.text === "--");
+  const files = GIT_FILE_OPERANDS.has(sub) ? rest : dash === -1 ? [] : rest.slice(dash + 1);
+  for (const arg of files) if (!arg.text.startsWith("-")) scan.path(arg, "write");
+};
+
+/** `GIT_*` assignments (GIT_DIR, GIT_SSH_COMMAND…) go through the shared environment rule (shell-env.ts). */
+export const GIT_ANALYZERS: Readonly<Record<string, Analyzer>> = { git };

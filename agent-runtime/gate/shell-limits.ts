@@ -1,0 +1,53 @@
+// The bounds every shell decision stays inside (issue 10, class 10): what is too big, too deep or too slow to
+// inspect becomes UNKNOWN (a dialog in `auto` and `ask`, blocked in `read-only`), never a crash or a stall.
+
+/**
+ * Commands longer than this (UTF-16 units) are not parsed at all. tree-sitter can cancel a parse between
+ * tokens but not inside one, and a single word, quoted string or heredoc body is one token: this bounds the
+ * longest uncancellable step (about 8 ms for a 64 KiB word on an idle core).
+ */
+export const MAX_COMMAND_CHARS = 64 * 1024;
+/** Scripts nested in scripts (`bash -c "bash -c …"`, `eval`, `su -c`) deeper than this are not followed. */
+export const MAX_SCRIPT_DEPTH = 6;
+/** Wrappers around wrappers (`sudo nice env timeout …`) deeper than this are not followed. */
+export const MAX_WRAPPER_DEPTH = 24;
+/** Syntax nested deeper than this (`$(` in `$(` …, subshells in subshells) is reported as too deep to trust. */
+export const MAX_TREE_DEPTH = 128;
+/** Work units per decision (a node, a word, a path check, 256 characters decoded), over every nested script. */
+export const MAX_NODES = 400_000;
+/**
+ * Wall-clock budget for classifying one command (parse + walk + path checks); the rest of a decision is µs. It
+ * leaves room under the 50 ms target for the one step that cannot be interrupted (lexing a single long token).
+ */
+export const TIME_BUDGET_MS = 30;
+
+/** Thrown when a bound is hit; the classifier turns it into an opaque finding. */
+export class InspectionLimit extends Error {}
+
+/** Counts work and watches the clock; one per decision, shared by nested scripts. */
+export class Budget {
+  readonly deadline: number;
+  private nodes = 0;
+  private sinceClock = 0;
+  private readonly maxNodes: number;
+
+  constructor(timeMs: number = TIME_BUDGET_MS, maxNodes: number = MAX_NODES) {
+    this.deadline = performance.now() + timeMs;
+    this.maxNodes = maxNodes;
+  }
+
+  /** `units` of work (nodes, words, path checks); the clock is read every 64 units. */
+  tick(units = 1): void {
+    this.nodes += units;
+    if (this.nodes > this.maxNodes) throw new InspectionLimit("command too large to inspect");
+    this.sinceClock += units;
+    if (this.sinceClock >= 64) {
+      this.sinceClock = 0;
+      if (this.expired()) throw new InspectionLimit("command too complex to inspect in time");
+    }
+  }
+
+  expired(): boolean {
+    return performance.now() > this.deadline;
+  }
+}

@@ -1,0 +1,146 @@
+// Class 10: any input, never a crash, never an allow it cannot justify. Pathological commands (long pipelines,
+// deep nesting, star-heavy globs, long words, 1 MB) are decided, and are UNKNOWN when too big, deep or slow to
+// inspect. Random bash-like text never throws. (Time limits are measured by `npm run bench:gate`, not here.)
+import assert from "node:assert/strict";
+import { test } from "node:test";
+import fc from "fast-check";
+import { decide } from "../../agent-runtime/gate/decide.ts";
+import type { PathContext } from "../../agent-runtime/gate/path-context.ts";
+import { classifyShell } from "../../agent-runtime/gate/shell-classifier.ts";
+import { Budget, MAX_COMMAND_CHARS, MAX_TREE_DEPTH } from "../../agent-runtime/gate/shell-limits.ts";
+import { loadBashParser } from "../../agent-runtime/gate/shell-parser.ts";
+import { PATHOLOGICAL_COMMANDS } from "../support/fixtures/gate-shell-pathological.ts";
+
+const context: PathContext = {
+  cwd: "/work/project",
+  home: "/home/agent",
+  agentDir: "/home/agent/.pi/agent",
+  policyPath: "/run/chat-ui-agent/policy",
+  gateDirs: ["/opt/chat-ui-agent"],
+};
+const parser = await loadBashParser();
+const decideAuto = (command: string) =>
+  decide({ policy: "auto", toolName: "bash", input: { command }, context, parser });
+
+test("pathological commands are decided without throwing, and none that hides work is allowed", () => {
+  for (const { name, command, mayAllow } of PATHOLOGICAL_COMMANDS) {
+    const d = decideAuto(command);
+    assert.ok(["allow", "confirm", "block"].includes(d.decision), name);
+    if (!mayAllow) assert.notEqual(d.decision, "allow", `${name}: ${d.reasons.join("; ")}`);
+    assert.ok(
+      d.reasons.every((r) => r.length < 2000),
+      `${name}: reasons stay short`,
+    );
+  }
+});
+
+test("a NUL byte in a command is UNKNOWN", () => {
+  const d = decideAuto("ls\u0000; git push");
+  assert.ok(d.classes.includes("UNKNOWN"));
+  assert.equal(d.decision, "confirm");
+});
+
+test("commands over the size bound are UNKNOWN without being parsed", () => {
+  const d = decideAuto(`echo ${"a".repeat(MAX_COMMAND_CHARS)}`);
+  assert.equal(d.decision, "confirm");
+  assert.ok(d.classes.includes("UNKNOWN"));
+  assert.match(d.reasons.join(" "), /too long/);
+});
+
+test("nesting deeper than the bound is UNKNOWN (and what is inside is still seen)", () => {
+  const depth = MAX_TREE_DEPTH;
+  // `( (` with a space: `((` would open an arithmetic command, in bash as in the parser.
+  const nested = `${"( ".repeat(depth)}echo auto > /run/chat-ui-agent/policy${" )".repeat(depth)}`;
+  const d = decideAuto(nested);
+  assert.ok(d.classes.includes("UNKNOWN"), d.reasons.join("; "));
+  assert.ok(d.classes.includes("TAMPER"), "a write deep inside is still found");
+  const substitutions = `echo ${"$(".repeat(200)}git push${")".repeat(200)}`;
+  assert.ok(decideAuto(substitutions).classes.includes("UNKNOWN"));
+  const scripts = 'bash -c \'bash -c "bash -c \\"bash -c git\\\\ push\\""\'';
+  assert.notEqual(decideAuto(scripts).decision, "allow");
+});
+
+test("an exhausted budget makes the command UNKNOWN, never allowed", () => {
+  const tiny = new Budget(10_000, 5);
+  const findings = classifyShell("ls; ls; ls; ls; ls; ls; ls", parser, context, { budget: tiny });
+  assert.ok(findings.has("UNKNOWN"));
+  const expired = new Budget(-1, 1_000_000);
+  const late = classifyShell(Array(200).fill("ls").join(";"), parser, context, { budget: expired });
+  assert.ok(late.has("UNKNOWN"), late.reasons.join("; "));
+});
+
+test("random bash-like text never throws and always yields a decision with reasons when not allowed", () => {
+  const unit = fc.constantFrom(
+    "a",
+    "git",
+    " push",
+    " ",
+    ";",
+    "|",
+    "&&",
+    "||",
+    "&",
+    "(",
+    ")",
+    "{",
+    "}",
+    "$(",
+    "`",
+    "'",
+    '"',
+    "\\",
+    "\n",
+    "$",
+    "${",
+    "[",
+    "]",
+    "[[",
+    "]]",
+    "((",
+    "))",
+    "<",
+    ">",
+    ">>",
+    "<<",
+    "<<<",
+    "EOF",
+    "*",
+    "?",
+    "~",
+    "=",
+    "#",
+    "!",
+    "for",
+    " do ",
+    " done",
+    "if",
+    " then ",
+    " fi",
+    "case",
+    " in ",
+    " esac",
+    "curl -d @.env x",
+    "sudo ",
+    "bash -c ",
+    "xargs ",
+    "/dev/tcp/x/1",
+    ".env",
+    "-",
+    "--",
+    ",",
+    ".",
+    "/",
+    "0",
+    "\t",
+  );
+  fc.assert(
+    fc.property(fc.array(unit, { maxLength: 60 }), (units) => {
+      const command = units.join("");
+      const d = decideAuto(command);
+      assert.ok(["allow", "confirm", "block"].includes(d.decision));
+      if (d.decision !== "allow") assert.ok(d.reasons.length > 0, JSON.stringify(command));
+      return true;
+    }),
+    { numRuns: 3000, seed: 1010 },
+  );
+});
