@@ -14,6 +14,7 @@ import { ownDir, pathContextFromEnv } from "./gate/path-context.ts";
 import { loadBashParser } from "./gate/shell-parser.ts";
 import { createLogger } from "./log.ts";
 import { readEffectivePolicy } from "./policy/policy-store.ts";
+import { registerToolRouting } from "./tools/router.ts";
 
 type Answer = "yes" | "no" | "no-ui" | "aborted" | "error" | "not-asked";
 
@@ -23,6 +24,8 @@ export default function approvalGate(pi: ExtensionAPI): void {
   const gateDirs = [ownDir(import.meta.url)];
   // Start loading the parser now so the first bash call does not pay for it; a failure surfaces per call.
   loadBashParser().catch(() => {});
+  // Built-in tools and `!` commands run through the tool executor (another principal) when one is configured.
+  registerToolRouting(pi, log);
 
   pi.on("tool_call", async (event: ToolCallEvent, ctx: ExtensionContext): Promise<ToolCallEventResult> => {
     try {

@@ -40,7 +40,8 @@ export interface CoreOptions {
   detachedGraceMs: number;
   idleExitMs: number;
   maxFrameBytes: number;
-  isolation: Isolation;
+  /** The live isolation report (it changes if the tool executor stops). */
+  isolation: () => Isolation;
   policy: PolicyAccess;
   log: Logger;
   /** Called when the bridge should shut down (idle exit, Pi exit after linger). */
@@ -368,6 +369,14 @@ export class BridgeCore {
       this.finishCommand(clientId, failure(clientId, type, "agent_exited", "Pi is not running"));
       return;
     }
+    if (type === "bash" && this.policyReport()?.policy === "read-only") {
+      // A person's `!` command is a shell like any other: read-only stops it here too (the gate refuses it as well).
+      this.finishCommand(
+        clientId,
+        failure(clientId, type, "policy_blocks_bash", "the policy is read-only: `!` commands do not run"),
+      );
+      return;
+    }
     if (type === "abort" || SESSION_REPLACING_COMMANDS.has(type)) {
       // Cancel means refused; and Pi would block a session swap on an open dialog.
       for (const dialogId of [...this.dialogs.keys()]) this.refuseDialog(dialogId, "cancelled");
@@ -605,6 +614,7 @@ export class BridgeCore {
       policy: this.policyReport(),
       pi: this.piStatus(),
       agentBusy: this.agentRunning,
+      isolation: this.options.isolation(),
     };
   }
 
@@ -615,7 +625,7 @@ export class BridgeCore {
       firstSeq: this.firstSeq(),
       mode: this.options.mode,
       pi: this.piStatus(),
-      isolation: this.options.isolation,
+      isolation: this.options.isolation(),
       policy: this.policyReport(),
       pendingDialogs: this.pendingDialogs(),
       client: {

@@ -252,6 +252,8 @@ export class NetworkServer {
         protocol: PROTOCOL_VERSION,
         pi: { state: pi.state },
         attached: this.core.attached !== undefined,
+        // Unauthenticated, so the summary only: which mode, and why not isolated (bridge_status has the rest).
+        isolation: (({ mode, reasons }) => ({ mode, reasons }))(this.core.status().isolation),
       };
       res.writeHead(200, { "content-type": "application/json", "cache-control": "no-store" });
       res.end(JSON.stringify(body));

@@ -1,15 +1,21 @@
-// The first thing bridge.mjs evaluates: check the command line and start Pi, before the heavier modules
-// (logger, schemas, WebSocket) load, so Pi boots in parallel with them. Nothing is started unless every
-// check passes (fail closed); errors are reported by main once the logger exists.
+// The first thing bridge.mjs evaluates: check the command line, move the token out of the environment, and
+// start the agent (the tool executor and Pi), before the heavier modules (logger, schemas, WebSocket) load, so
+// Pi boots in parallel with them. Nothing is started unless every check passes (fail closed); errors are
+// reported by main once the logger exists.
 import { randomBytes } from "node:crypto";
-import { readFileSync, statSync } from "node:fs";
+import { readFileSync, statSync, unlinkSync } from "node:fs";
 import path from "node:path";
 import { findPiInstall, type PiInstall } from "../agent-runtime/pi-install.ts";
-import { decideProcessIsolation, type IsolationDecision } from "./isolation.ts";
+import { defaultStateDir } from "../agent-runtime/runtime-paths.ts";
+import { type AgentPair, startAgent } from "./agent-launch.ts";
+import { decideProcessPrincipals, isolationReport, type ProtectionState } from "./isolation.ts";
+import { type LaunchPlan, planLaunch } from "./launch-plan.ts";
 import { type BridgeOptions, OptionsError, parseOptions } from "./options.ts";
-import { PiChild, piArgv } from "./pi-child.ts";
+import { type PiChild, piArgv } from "./pi-child.ts";
+import type { Isolation } from "./protocol.ts";
+import { bridgeSecretNames, nodeExecve, reexecWithoutSecrets, TOKEN_ENV } from "./token-handover.ts";
 
-export const TOKEN_ENV = "CHAT_UI_AGENT_BRIDGE_TOKEN";
+export { TOKEN_ENV };
 
 export class StartupError extends Error {}
 
@@ -19,19 +25,36 @@ export interface Started {
   token: string | undefined;
   gate: string;
   pi: PiInstall;
-  decision: IsolationDecision;
-  /** The bridge epoch; also marks Pi's process tree. */
+  plan: LaunchPlan;
+  /** What holds between the principals, now (live: the executor may stop). */
+  isolation: () => Isolation;
+  protections: ProtectionState;
+  /** The bridge epoch; also marks every process of the agent. */
   epoch: string;
+  agent: AgentPair;
+  /** Pi (the same as agent.pi). */
   child: PiChild;
 }
 
 export type Prestart = Started | { ok: false; error: Error; exitCode: number };
 
-function readToken(options: BridgeOptions): string {
+/** Reads the token (env or --token-file, which is then removed); says whether a tool could have read it. */
+function readToken(options: BridgeOptions): { token: string; exposure: string | undefined } {
   let token = process.env[TOKEN_ENV];
+  let exposure: string | undefined;
   if (options.tokenFile) {
     try {
-      token = readFileSync(options.tokenFile, "utf8").trim();
+      const file = path.resolve(options.tokenFile);
+      const st = statSync(file);
+      token = readFileSync(file, "utf8").trim();
+      try {
+        unlinkSync(file);
+      } catch (err) {
+        exposure = `the token file ${file} could not be removed (${(err as NodeJS.ErrnoException).code})`;
+      }
+      if ((st.mode & 0o044) !== 0 && !path.basename(file).startsWith("token-handover-")) {
+        exposure ??= `the token file ${file} was readable by other users (mode ${(st.mode & 0o777).toString(8)}) until the bridge removed it`;
+      }
     } catch (err) {
       throw new StartupError(`cannot read --token-file: ${(err as NodeJS.ErrnoException).code ?? err}`);
     }
@@ -40,7 +63,7 @@ function readToken(options: BridgeOptions): string {
     throw new StartupError(`network mode needs a token: set ${TOKEN_ENV} or pass --token-file`);
   }
   if (token.length < 16) throw new StartupError("the bridge token must be at least 16 characters");
-  return token;
+  return { token, exposure };
 }
 
 function resolveGate(options: BridgeOptions): string {
@@ -53,51 +76,83 @@ function resolveGate(options: BridgeOptions): string {
   throw new StartupError(`approval gate not found at ${gate}: refusing to start Pi without it`);
 }
 
-/** Pi's environment: ours minus every bridge secret; the agent user's HOME when isolated. */
-export function piEnvironment(home: string | undefined, user: string | null): NodeJS.ProcessEnv {
-  const env: NodeJS.ProcessEnv = {};
-  for (const [key, value] of Object.entries(process.env)) {
-    if (key.startsWith("CHAT_UI_AGENT_BRIDGE_")) continue;
-    env[key] = value;
-  }
-  if (home !== undefined) {
-    env.HOME = home;
-    if (user) {
-      env.USER = user;
-      env.LOGNAME = user;
-    }
-  }
-  return env;
-}
-
 function start(): Prestart {
   try {
     const options = parseOptions(process.argv.slice(2));
-    const token = options.listen ? readToken(options) : undefined;
-    // The token stays in this process only; nothing we spawn inherits it.
-    delete process.env[TOKEN_ENV];
+    const stateDir = path.resolve(options.stateDir ?? defaultStateDir());
+    // The token must not stay in the initial environment (/proc/<pid>/environ): re-exec without it. This call
+    // does not return when it re-executes; the new image finds the token in a private --token-file.
+    const secretsAtStart = bridgeSecretNames(process.env).length > 0;
+    const reexecProblem = reexecWithoutSecrets({
+      argv: process.argv.slice(1),
+      env: process.env,
+      bridgeStateDir: path.join(stateDir, "bridge"),
+      handOverToken: options.listen !== undefined && options.tokenFile === undefined,
+      execve: nodeExecve(),
+    });
+    const read = options.listen ? readToken(options) : undefined;
+    for (const name of bridgeSecretNames(process.env)) delete process.env[name];
     const gate = resolveGate(options);
     const cwd = path.resolve(options.cwd);
     if (!statSync(cwd, { throwIfNoEntry: false })?.isDirectory()) {
       throw new StartupError(`--cwd ${cwd} is not a directory`);
     }
     const pi = findPiInstall(import.meta.dirname);
-    const decision = decideProcessIsolation(options.agentUser);
+    const principals = decideProcessPrincipals(options.agentUser, options.piUser);
     const epoch = randomBytes(16).toString("hex");
-    const args = piArgv(
-      options.piCommand ? path.resolve(options.piCommand) : pi.cliPath,
-      gate,
-      options.piArgs,
-    );
-    const child = new PiChild({
-      node: process.execPath,
-      args,
+    const plan = planLaunch({
       cwd,
-      env: piEnvironment(decision.spawnAs?.home, decision.isolation.user),
-      spawnAs: decision.spawnAs,
+      stateDir,
+      principals,
+      landlock: options.landlock,
+      toolEnvNames: options.toolEnv,
+      bundleDir: import.meta.dirname,
+      piPackageDir: pi.packageDir,
+      piArgs: piArgv(options.piCommand ? path.resolve(options.piCommand) : pi.cliPath, gate, options.piArgs),
       runId: epoch,
+      env: process.env,
+      node: process.execPath,
     });
-    return { ok: true, options, token, gate, pi, decision, epoch, child };
+    // The bridge reads and writes the same policy file it tells Pi about.
+    process.env.AGENT_POLICY_PATH = plan.policyPath;
+    const agent = startAgent(plan.spec);
+    const tokenDetail =
+      reexecProblem ??
+      read?.exposure ??
+      (secretsAtStart
+        ? "the bridge re-executed itself without its secrets; the token lives only in its memory"
+        : options.listen
+          ? "the token came from --token-file, which the bridge removed; it lives only in the bridge's memory"
+          : "stdio mode: no token");
+    const protections: ProtectionState = {
+      principals,
+      landlock: { requested: plan.landlock.requested, probe: plan.landlock.probe, failure: undefined },
+      toolEnv: { passThrough: options.toolEnv },
+      token: { scrubbed: reexecProblem === undefined && read?.exposure === undefined, detail: tokenDetail },
+      executor: { running: true, detail: "built-in tools and `!` commands run in the tool executor" },
+      placement: plan.placement,
+    };
+    void agent.executor.exited.then((exit) => {
+      protections.executor = {
+        running: false,
+        detail: `the tool executor exited (${exit.signal ?? `code ${exit.code}`}): tool calls fail, nothing runs in Pi's process instead`,
+      };
+      if (exit.landlockFailure)
+        protections.landlock.failure = `the helper could not apply the domain: ${exit.landlockFailure}`;
+    });
+    return {
+      ok: true,
+      options,
+      token: read?.token,
+      gate,
+      pi,
+      plan,
+      isolation: () => isolationReport(protections),
+      protections,
+      epoch,
+      agent,
+      child: agent.pi,
+    };
   } catch (err) {
     const error = err instanceof Error ? err : new Error(String(err));
     return { ok: false, error, exitCode: err instanceof OptionsError ? 2 : 1 };

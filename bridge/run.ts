@@ -14,13 +14,21 @@ export async function runBridge(prestart: Prestart): Promise<void> {
     log.fatal({ err: prestart.error.message }, "bridge failed to start");
     process.exit(prestart.exitCode);
   }
-  const { options, token, gate, pi, decision, epoch, child } = prestart;
-  if (decision.isolation.mode === "degraded") {
-    log.warn(
-      { reason: decision.isolation.reason },
-      "isolation degraded: Pi runs with the bridge's privileges",
-    );
+  const { options, token, gate, pi, isolation, epoch, child, agent } = prestart;
+  agent.executor.bindLog(log);
+  const report = isolation();
+  if (report.mode === "degraded") {
+    log.warn({ reasons: report.reasons, protections: report.protections }, "isolation degraded");
+  } else {
+    log.info({ protections: report.protections }, "isolation: bridge, Pi and tools are three principals");
   }
+  void agent.executor.exited.then((exit) => {
+    if (shutdownStarted) return;
+    log.error(
+      { code: exit.code, signal: exit.signal, landlock: exit.landlockFailure },
+      "tool executor exited: tool calls now fail",
+    );
+  });
 
   let shutdownStarted = false;
   const piChild = child;
@@ -33,6 +41,7 @@ export async function runBridge(prestart: Prestart): Promise<void> {
       log.info({ reason }, "shutting down");
       core.beginShutdown();
       await piChild.terminate(options.killGraceMs);
+      await agent.executor.terminate(options.killGraceMs);
       if (network) await network.close();
       if (stdioSink) await stdioSink.flush();
       process.exit(0);
@@ -55,7 +64,7 @@ export async function runBridge(prestart: Prestart): Promise<void> {
     idleExitMs: options.idleExitMs,
     lingerMs: options.lingerMs,
     maxFrameBytes: options.maxFrameBytes,
-    isolation: decision.isolation,
+    isolation,
     policy: { read: () => readEffectivePolicy(), set: (o) => setPolicy(o) },
     log,
     requestShutdown,
@@ -72,6 +81,7 @@ export async function runBridge(prestart: Prestart): Promise<void> {
   process.on("uncaughtException", (err) => {
     log.fatal({ err: err.stack ?? String(err) }, "uncaught exception");
     piChild.signalGroup("SIGKILL");
+    agent.executor.signalGroup("SIGKILL");
     process.exit(1);
   });
 
@@ -83,7 +93,8 @@ export async function runBridge(prestart: Prestart): Promise<void> {
       piPid: piChild.pid,
       pi: pi.version,
       gate,
-      isolation: decision.isolation.mode,
+      isolation: report.mode,
+      executorPid: agent.executor.pid,
       mode: options.listen ? "network" : "stdio",
     },
     "Pi started",

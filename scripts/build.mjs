@@ -4,6 +4,7 @@ import { copyFile, mkdir, rm } from "node:fs/promises";
 import { createRequire } from "node:module";
 import path from "node:path";
 import { build } from "esbuild";
+import { buildLandlockHelper } from "./build-landlock.mjs";
 import { guardSource } from "./node-guard.mjs";
 
 const root = path.resolve(import.meta.dirname, "..");
@@ -17,6 +18,8 @@ export const entries = [
   // Split: bridge.mjs itself holds only the launcher that starts Pi; the rest loads while Pi boots.
   { source: "bridge/main.ts", output: "bridge.mjs", split: true },
   { source: "bridge/attach/main.ts", output: "chat-ui-agent.mjs" },
+  // Runs the agent's tools as their own principal (started by the bridge, channel on fd 3).
+  { source: "agent-runtime/executor/main.ts", output: "tool-executor.mjs" },
 ];
 
 /** Files copied beside the bundles: the approval gate loads its shell parser from its own directory. */
@@ -63,6 +66,7 @@ export async function buildAll() {
   for (const asset of assets) {
     await copyFile(requireFromRoot.resolve(asset.module), path.join(outDir, asset.output));
   }
+  buildLandlockHelper(outDir);
   return entries.map((e) => path.join(outDir, e.output));
 }
 

@@ -1,7 +1,9 @@
 // Runs the BUILT bridge bundle as a child process and talks to it like chat-ui would (WebSocket) or like
 // a Pi RPC client (stdio).
 import { type ChildProcessWithoutNullStreams, spawn } from "node:child_process";
-import { existsSync } from "node:fs";
+import { existsSync, mkdtempSync } from "node:fs";
+import { rm } from "node:fs/promises";
+import { tmpdir } from "node:os";
 import path from "node:path";
 import type { TestContext } from "node:test";
 import WebSocket from "ws";
@@ -40,11 +42,15 @@ export interface StartBridgeOptions {
   cwd?: string;
 }
 
-/** Spawns `node bridge.mjs …`; kills it (and waits) at test end. */
+/** Spawns `node bridge.mjs …`; kills it (and waits) at test end. Each bridge gets its own state dir. */
 export function spawnBridge(t: TestContext, options: StartBridgeOptions): BridgeProcess {
   if (!existsSync(bridgeBundle))
     throw new Error(`${bridgeBundle} is missing: run \`node scripts/build.mjs\` first`);
-  const child = spawn(process.execPath, [bridgeBundle, ...options.args], {
+  const args = options.args.includes("--state-dir")
+    ? options.args
+    : ["--state-dir", mkdtempSync(path.join(tmpdir(), "bridge-state-dir-")), ...options.args];
+  const ownStateDir = options.args.includes("--state-dir") ? undefined : args[1];
+  const child = spawn(process.execPath, [bridgeBundle, ...args], {
     cwd: options.cwd ?? root,
     env: { PATH: process.env.PATH, LANG: "C.UTF-8", PI_OFFLINE: "1", ...options.env },
     stdio: ["pipe", "pipe", "pipe"],
@@ -78,6 +84,7 @@ export function spawnBridge(t: TestContext, options: StartBridgeOptions): Bridge
       await exited;
       clearTimeout(timer);
     }
+    if (ownStateDir) await rm(ownStateDir, { recursive: true, force: true });
   });
   const waitForLog = (pred: (log: Record<string, unknown>) => boolean, ms = 20_000) => logs.waitFor(pred, ms);
   return { child, logs: logs.items, stderr: () => stderr, exited, exitStatus: () => exitInfo, waitForLog };

@@ -22,6 +22,8 @@ function loadHandler(): Handler {
     on: (name: string, h: Handler) => {
       if (name === "tool_call") handler = h;
     },
+    // The gate bundle also registers the tool router's overrides (agent-runtime/tools/router.ts).
+    registerTool: () => {},
   } as unknown as ExtensionAPI);
   assert.ok(handler, "the extension registers a tool_call handler");
   return handler;

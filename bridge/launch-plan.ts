@@ -1,0 +1,274 @@
+// Everything the bridge decides once, before it starts the agent pair: the principals, the tools' Landlock
+// domain, the state dir's private tree for Pi (common decision 6), the policy file the bridge writes, and the
+// environments of Pi and the tools. The result is a spawn specification (agent-launch.ts) that a restart reuses.
+import {
+  accessSync,
+  chmodSync,
+  chownSync,
+  constants,
+  copyFileSync,
+  lstatSync,
+  mkdirSync,
+  readdirSync,
+  realpathSync,
+  statSync,
+} from "node:fs";
+import path from "node:path";
+import { TOOL_HOME_ENV } from "../agent-runtime/executor/protocol.ts";
+import { isPassableName, toolEnvironment } from "../agent-runtime/executor/tool-env.ts";
+import { DEFAULT_POLICY_PATH } from "../agent-runtime/runtime-paths.ts";
+import {
+  findLandlockHelper,
+  grantedTreeHolding,
+  isWithin,
+  type LandlockProbe,
+  landlockArgs,
+  probeLandlock,
+  type ToolsDomain,
+  toolsDomain,
+} from "../agent-runtime/sandbox/landlock.ts";
+import type { AgentLaunchSpec } from "./agent-launch.ts";
+import type { Principal, Principals } from "./isolation.ts";
+import { RUN_MARKER_ENV } from "./pi-child.ts";
+import { BRIDGE_SECRET_PREFIX } from "./token-handover.ts";
+
+/** Env var telling the executor which helper starts tool shells (it closes inherited fds). */
+export const TOOL_SHELL_HELPER_ENV = "CHAT_UI_AGENT_TOOL_SHELL_HELPER";
+export const EXECUTOR_BUNDLE = "tool-executor.mjs";
+
+export class LaunchError extends Error {}
+
+export interface PiTree {
+  root: string;
+  home: string;
+  agentDir: string;
+  sessions: string;
+  tmp: string;
+}
+
+export interface LaunchPlan {
+  spec: AgentLaunchSpec;
+  stateDir: string;
+  policyPath: string;
+  piTree: PiTree;
+  landlock: { requested: boolean; probe: LandlockProbe; domain: ToolsDomain };
+  /** Private state a tool could reach (reported as degraded). */
+  placement: string[];
+}
+
+export interface PlanInput {
+  cwd: string;
+  stateDir: string;
+  principals: Principals;
+  landlock: "on" | "off";
+  toolEnvNames: readonly string[];
+  /** The bridge's bundle directory (tool-executor.mjs and landlock-exec beside bridge.mjs). */
+  bundleDir: string;
+  /** Pi's package directory (its node_modules must be readable by the tools' executor). */
+  piPackageDir: string;
+  piArgs: string[];
+  runId: string;
+  env: NodeJS.ProcessEnv;
+  node: string;
+}
+
+export function planLaunch(input: PlanInput): LaunchPlan {
+  const { principals, cwd } = input;
+  const stateDir = path.resolve(input.stateDir);
+  if (isWithin(stateDir, cwd) || isWithin(cwd, stateDir)) {
+    throw new LaunchError(`the state dir ${stateDir} and the workspace ${cwd} must not contain each other`);
+  }
+  for (const name of input.toolEnvNames) {
+    if (!isPassableName(name))
+      throw new LaunchError(`--tool-env ${name.slice(0, 64)}: not a variable name that may be passed`);
+  }
+  const piTree = preparePrivateTree(stateDir, principals);
+  seedAgentDir(input.env.PI_CODING_AGENT_DIR, piTree.agentDir, principals.pi);
+
+  const helper = findLandlockHelper(input.bundleDir);
+  const probe = probeLandlock(helper);
+  const domain = toolsDomain({
+    workspace: cwd,
+    toolHome: principals.tools.home,
+    runtime: runtimeReadTrees(input),
+  });
+  const requested = input.landlock === "on";
+  const sandboxed = requested && probe.abi > 0 && helper !== undefined;
+
+  const policyPath = choosePolicyPath(input.env, stateDir);
+  const placement: string[] = [];
+  // On one uid, only the Landlock domain keeps private state from the tools: nothing private may lie in a tree
+  // it grants. (Without a domain everything is reachable, which the Landlock reason already says.)
+  const reachable = (label: string, target: string) => {
+    const tree = grantedTreeHolding(target, domain);
+    if (!principals.uidSeparation && sandboxed && tree !== undefined) {
+      placement.push(`${label} ${target} lies inside ${tree}, which the tools may reach`);
+    }
+  };
+  reachable("the state dir", stateDir);
+  reachable("the policy file", policyPath);
+  if (principals.uidSeparation && toolsMayWrite(path.dirname(policyPath), principals.tools)) {
+    placement.push(`the policy directory ${path.dirname(policyPath)} is writable by the tools' user`);
+  }
+
+  const executorBundle = path.join(input.bundleDir, EXECUTOR_BUNDLE);
+  const toolEnv = toolEnvironment(input.env, {
+    home: principals.tools.home,
+    user: principals.tools.user ?? undefined,
+    runMarker: { name: RUN_MARKER_ENV, value: input.runId },
+    passThrough: input.toolEnvNames,
+  });
+  const executorEnv: Record<string, string> = {
+    ...toolEnv,
+    ...(helper ? { [TOOL_SHELL_HELPER_ENV]: helper } : {}),
+  };
+  const spawnAs = (p: Principal) => (p.switchTo ? { uid: p.uid, gid: p.gid } : undefined);
+  const toolsSpawn = spawnAs(principals.tools);
+
+  const piEnv: NodeJS.ProcessEnv = {};
+  for (const [key, value] of Object.entries(input.env)) {
+    if (!key.startsWith(BRIDGE_SECRET_PREFIX)) piEnv[key] = value;
+  }
+  Object.assign(piEnv, {
+    HOME: piTree.home,
+    PI_CODING_AGENT_DIR: piTree.agentDir,
+    PI_CODING_AGENT_SESSION_DIR: piTree.sessions,
+    TMPDIR: piTree.tmp,
+    AGENT_POLICY_PATH: policyPath,
+    [TOOL_HOME_ENV]: principals.tools.home,
+    ...(principals.pi.user ? { USER: principals.pi.user, LOGNAME: principals.pi.user } : {}),
+  });
+
+  const spec: AgentLaunchSpec = {
+    cwd,
+    runId: input.runId,
+    executor: {
+      file: sandboxed && helper ? helper : input.node,
+      args:
+        sandboxed && helper
+          ? [...landlockArgs(domain, probe.abi), "--", input.node, executorBundle]
+          : [executorBundle],
+      env: executorEnv,
+      uid: toolsSpawn?.uid,
+      gid: toolsSpawn?.gid,
+    },
+    pi: { node: input.node, args: input.piArgs, env: piEnv, spawnAs: spawnAs(principals.pi) },
+  };
+  return { spec, stateDir, policyPath, piTree, landlock: { requested, probe, domain }, placement };
+}
+
+/** What the executor itself must read: its bundle dir, the Node binary, Pi's node_modules. */
+function runtimeReadTrees(input: PlanInput): string[] {
+  const trees = [input.bundleDir, real(input.node)];
+  const marker = `${path.sep}node_modules${path.sep}`;
+  const at = input.piPackageDir.lastIndexOf(marker);
+  trees.push(at >= 0 ? input.piPackageDir.slice(0, at + marker.length - 1) : input.piPackageDir);
+  return trees;
+}
+
+function real(p: string): string {
+  try {
+    return realpathSync.native(p);
+  } catch {
+    return p;
+  }
+}
+
+/**
+ * The policy file the bridge writes: the configured one when the bridge can write its directory (root in the
+ * image), otherwise <state>/policy. Pi is told which (AGENT_POLICY_PATH).
+ */
+export function choosePolicyPath(env: NodeJS.ProcessEnv, stateDir: string): string {
+  const configured = path.resolve(env.AGENT_POLICY_PATH || DEFAULT_POLICY_PATH);
+  try {
+    accessSync(path.dirname(configured), constants.W_OK);
+    return configured;
+  } catch {
+    return path.join(stateDir, "policy");
+  }
+}
+
+/** Whether a user (not root) could write into `dir` by its mode bits (owner, group or other write). */
+function toolsMayWrite(dir: string, tools: Principal): boolean {
+  try {
+    const st = statSync(dir);
+    if (st.uid === tools.uid) return (st.mode & 0o200) !== 0;
+    if (st.gid === tools.gid) return (st.mode & 0o020) !== 0;
+    return (st.mode & 0o002) !== 0;
+  } catch {
+    return false;
+  }
+}
+
+/** A directory that must be ours (or Pi's) and private: created if missing, refused if it is a link. */
+function privateDir(dir: string, owner: { uid: number; gid: number } | undefined, mode: number): void {
+  mkdirSync(dir, { recursive: true, mode });
+  const st = lstatSync(dir);
+  if (!st.isDirectory()) throw new LaunchError(`${dir} is not a directory`);
+  const self = process.geteuid?.() ?? 0;
+  const expectedUid = owner?.uid ?? self;
+  if (st.uid !== expectedUid) {
+    if (self !== 0) throw new LaunchError(`${dir} belongs to uid ${st.uid}, not ${expectedUid}`);
+    chownSync(dir, expectedUid, owner?.gid ?? st.gid);
+  }
+  if ((st.mode & 0o7777) !== mode) chmodSync(dir, mode);
+}
+
+/** <state>/ (the bridge's), <state>/bridge/ (bridge only), <state>/pi/{home,agent,sessions,tmp} (Pi's, 0700). */
+export function preparePrivateTree(stateDir: string, principals: Principals): PiTree {
+  const piOwner = principals.pi.switchTo ? { uid: principals.pi.uid, gid: principals.pi.gid } : undefined;
+  // Pi runs as another uid: it must be able to pass through the state dir (0711: no listing) to its own tree.
+  privateDir(stateDir, undefined, piOwner ? 0o711 : 0o700);
+  privateDir(path.join(stateDir, "bridge"), undefined, 0o700);
+  const root = path.join(stateDir, "pi");
+  const tree: PiTree = {
+    root,
+    home: path.join(root, "home"),
+    agentDir: path.join(root, "agent"),
+    sessions: path.join(root, "sessions"),
+    tmp: path.join(root, "tmp"),
+  };
+  privateDir(root, piOwner, 0o700);
+  for (const dir of [tree.home, tree.agentDir, tree.sessions, tree.tmp]) privateDir(dir, piOwner, 0o700);
+  return tree;
+}
+
+const MAX_SEED_FILES = 64;
+const MAX_SEED_BYTES = 1024 * 1024;
+
+/**
+ * An operator's PI_CODING_AGENT_DIR (models.json, settings.json, auth.json…) seeds Pi's private agent dir:
+ * its top-level regular files are copied in when missing there, owned by Pi, mode 0600. Links and large files
+ * are skipped. Pi then only ever reads its private copy, which no tool can reach.
+ */
+export function seedAgentDir(source: string | undefined, target: string, pi: Principal): string[] {
+  if (!source) return [];
+  const from = path.resolve(source);
+  if (from === path.resolve(target)) return [];
+  let names: string[];
+  try {
+    names = readdirSync(from).slice(0, MAX_SEED_FILES);
+  } catch {
+    return [];
+  }
+  const copied: string[] = [];
+  for (const name of names) {
+    const src = path.join(from, name);
+    const dst = path.join(target, name);
+    try {
+      const st = lstatSync(src);
+      if (!st.isFile() || st.size > MAX_SEED_BYTES) continue;
+      try {
+        lstatSync(dst);
+        continue; // Pi's own copy wins (it may have been updated since)
+      } catch {}
+      copyFileSync(src, dst, constants.COPYFILE_EXCL);
+      chmodSync(dst, 0o600);
+      if (pi.switchTo) chownSync(dst, pi.uid, pi.gid);
+      copied.push(name);
+    } catch {
+      // unreadable or raced: skip this file
+    }
+  }
+  return copied;
+}
