@@ -40,6 +40,9 @@ export interface StartBridgeOptions {
   args: string[];
   env?: NodeJS.ProcessEnv;
   cwd?: string;
+  /** Start the bridge as this uid/gid (the test must be root): the image's non-root launch. */
+  uid?: number;
+  gid?: number;
 }
 
 /** Spawns `node bridge.mjs …`; kills it (and waits) at test end. Each bridge gets its own state dir. */
@@ -54,6 +57,7 @@ export function spawnBridge(t: TestContext, options: StartBridgeOptions): Bridge
     cwd: options.cwd ?? root,
     env: { PATH: process.env.PATH, LANG: "C.UTF-8", PI_OFFLINE: "1", ...options.env },
     stdio: ["pipe", "pipe", "pipe"],
+    ...(options.uid !== undefined ? { uid: options.uid, gid: options.gid ?? options.uid } : {}),
   });
   let stderr = "";
   const logs = new WaitableLog<Record<string, unknown>>(() => `; stderr: ${stderr.slice(-3000)}`);
