@@ -1,9 +1,12 @@
 // The Space's default command: a small health endpoint. HF Jobs replace it with sbx-server.
 // Fail closed: unless the installed Pi handler is our verified patched one, it answers 503 with the reason.
+import { readFileSync } from "node:fs";
 import Fastify from "fastify";
 import { createLogger, type Logger } from "./log.ts";
 import { findPiInstall } from "./pi-install.ts";
 import { checkPatchedPi, type PatchStatus } from "./pi-patch-status.ts";
+import { findLandlockHelper, probeLandlock } from "./sandbox/landlock.ts";
+import { dropRoot, type IsolationCapability, isolationCapability } from "./sandbox/privileges.ts";
 import { PI_VERSION, RUNTIME_VERSION } from "./version.ts";
 
 export type { PatchStatus };
@@ -13,6 +16,8 @@ export const CREDENTIAL_NAMES = ["HF_TOKEN", "OPENAI_API_KEY", "ANTHROPIC_API_KE
 
 export interface HealthServerOptions {
   patchStatus: PatchStatus;
+  /** What isolation a bridge started in this container would get (issue 11). */
+  isolation?: IsolationCapability;
   env?: NodeJS.ProcessEnv;
   logger?: Logger;
 }
@@ -43,8 +48,13 @@ export function credentialPresence(env: NodeJS.ProcessEnv): Record<string, "pres
   );
 }
 
-export function healthBody(patchStatus: PatchStatus, env: NodeJS.ProcessEnv) {
+export function healthBody(
+  patchStatus: PatchStatus,
+  env: NodeJS.ProcessEnv,
+  isolation?: IsolationCapability,
+) {
   const common = {
+    ...(isolation ? { isolation } : {}),
     version: RUNTIME_VERSION,
     pi: PI_VERSION,
     node: process.versions.node,
@@ -69,7 +79,7 @@ export function buildHealthServer(options: HealthServerOptions) {
     // Fastify answers HEAD for every GET route (exposeHeadRoutes), with the same status.
     app.get(url, async (_request, reply) => {
       reply.code(statusCode).header("cache-control", "no-store");
-      return healthBody(options.patchStatus, env);
+      return healthBody(options.patchStatus, env, options.isolation);
     });
   }
   return app;
@@ -89,9 +99,20 @@ async function main(): Promise<void> {
   const port = parsePort(process.env.PORT);
   const host = parseHost(process.env.HOST);
   const patchStatus = currentPatchStatus(import.meta.dirname);
+  const startUid = process.geteuid?.() ?? 0;
+  const isolation = isolationCapability({
+    startUid,
+    landlock: probeLandlock(findLandlockHelper(import.meta.dirname)),
+    passwd: readPasswd(),
+  });
+  // Serving needs no privilege: as root (the image's start user), become `nobody` before listening.
+  const dropped = dropRoot(process.env.HEALTH_USER || "nobody");
+  if (dropped) log.info({ user: dropped.name, uid: dropped.uid }, "dropped root");
+  if (isolation.expected === "degraded")
+    log.warn({ reasons: isolation.reasons }, "a bridge started here runs degraded");
   if (patchStatus.ok) log.info({ handlerSha256: patchStatus.sha256 }, "patched Pi handler verified");
   else log.error({ reason: patchStatus.reason }, "Pi handler NOT verified: serving 503");
-  const app = buildHealthServer({ patchStatus, logger: log });
+  const app = buildHealthServer({ patchStatus, isolation, logger: log });
   await app.listen({ host, port });
   const stop = async (signal: string) => {
     log.info({ signal }, "shutting down");
@@ -100,6 +121,14 @@ async function main(): Promise<void> {
   };
   process.once("SIGTERM", () => void stop("SIGTERM"));
   process.once("SIGINT", () => void stop("SIGINT"));
+}
+
+function readPasswd(): string {
+  try {
+    return readFileSync("/etc/passwd", "utf8");
+  } catch {
+    return "";
+  }
 }
 
 // Run only as the program (the bundle or `node health-server.ts`), not when a test imports the module.
