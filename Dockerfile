@@ -5,6 +5,12 @@ ARG NODE_IMAGE=node:22-bookworm-slim
 
 # --- build: bundle the runtime entry points (esbuild) -------------------------------------------------------
 FROM ${NODE_IMAGE} AS build
+# [isolation] The Landlock helper (agent-runtime/sandbox/landlock-exec.c) is compiled here; the runtime stage
+# gets only the binary. Without a compiler the build fails (CHAT_UI_AGENT_REQUIRE_LANDLOCK_HELPER).
+RUN apt-get update \
+ && apt-get install -y --no-install-recommends gcc libc6-dev \
+ && rm -rf /var/lib/apt/lists/*
+ENV CHAT_UI_AGENT_REQUIRE_LANDLOCK_HELPER=1
 WORKDIR /src
 COPY package.json package-lock.json ./
 # Dev dependencies are needed for esbuild only; no install scripts (the pinned-Node package is not needed here:
@@ -35,6 +41,12 @@ RUN set -eu; \
     install -d -o agent -g agent -m 0755 /workspace; \
     install -d -o root -g root -m 0755 /run/chat-ui-agent
 
+# [isolation] Three principals: the bridge (root), Pi (`pi`, its own uid: provider keys, a private tree under the
+# state dir) and the tools (`agent`). The state dir is the bridge's (root, 0700; the bridge opens it to 0711 so
+# Pi reaches <state>/pi/, which belongs to Pi, 0700).
+RUN useradd --system --user-group --no-create-home --home-dir /nonexistent --shell /usr/sbin/nologin pi \
+ && install -d -o root -g root -m 0700 /var/lib/chat-ui-agent
+
 WORKDIR /opt/chat-ui-agent
 COPY package.json package-lock.json ./
 COPY patches/ patches/
@@ -52,6 +64,12 @@ RUN ln -s /opt/chat-ui-agent/node_modules/.bin/pi /usr/local/bin/pi \
  && pi --version \
  && rm -rf /tmp/node-compile-cache
 
+# [isolation] The runtime (gate, bundles, Pi, the Landlock helper) must be root's and read-only for everyone else:
+# checked, not chmod-ed (a recursive chmod would copy all of node_modules into a new layer). Fails the build.
+RUN bad="$(find /opt/chat-ui-agent \( ! -user root -o ! -type l \( -perm -0002 -o -perm -0020 \) \) -print -quit)" \
+ && if [ -n "$bad" ]; then echo "not root-owned or writable by others: $bad" >&2; exit 1; fi \
+ && /opt/chat-ui-agent/landlock-exec --probe
+
 LABEL org.opencontainers.image.title="chat-ui-agent-runtime" \
       org.opencontainers.image.description="Pinned, patched Pi runtime for chat-ui agent sandboxes" \
       org.opencontainers.image.source="https://github.com/huggingface/chat-ui-agent-runtime" \
@@ -64,7 +82,11 @@ ENV NODE_ENV=production \
     AGENT_POLICY_PATH=/run/chat-ui-agent/policy \
     PORT=7860
 EXPOSE 7860
-USER agent
+# [isolation] The start user is root, so a launch that only overrides the command (HF Jobs: sbx-server, which
+# starts the bridge) gets three principals. The health server (the default command) drops to `nobody` before
+# it listens; a Space that runs the container as uid 1000 still gets it (and a bridge there is degraded,
+# with Landlock between the three processes, and says so).
+USER root
 WORKDIR /workspace
 HEALTHCHECK --interval=30s --timeout=5s --start-period=15s --retries=3 \
   CMD curl -fsS "http://127.0.0.1:${PORT}/health" > /dev/null || exit 1
