@@ -14,7 +14,11 @@ import {
   statSync,
 } from "node:fs";
 import path from "node:path";
-import { TOOL_HOME_ENV } from "../agent-runtime/executor/protocol.ts";
+import {
+  TOOL_HOME_ENV,
+  TOOL_SHELL_HELPER_ENV,
+  TOOL_SHELL_NEST_ENV,
+} from "../agent-runtime/executor/protocol.ts";
 import { isPassableName, toolEnvironment } from "../agent-runtime/executor/tool-env.ts";
 import { DEFAULT_POLICY_PATH } from "../agent-runtime/runtime-paths.ts";
 import {
@@ -32,8 +36,6 @@ import type { Principal, Principals } from "./isolation.ts";
 import { RUN_MARKER_ENV } from "./pi-child.ts";
 import { BRIDGE_SECRET_PREFIX } from "./token-handover.ts";
 
-/** Env var telling the executor which helper starts tool shells (it closes inherited fds). */
-export const TOOL_SHELL_HELPER_ENV = "CHAT_UI_AGENT_TOOL_SHELL_HELPER";
 export const EXECUTOR_BUNDLE = "tool-executor.mjs";
 
 export class LaunchError extends Error {}
@@ -121,6 +123,8 @@ export function planLaunch(input: PlanInput): LaunchPlan {
   const executorEnv: Record<string, string> = {
     ...toolEnv,
     ...(helper ? { [TOOL_SHELL_HELPER_ENV]: helper } : {}),
+    // In a domain, each tool shell nests its own: tools cannot ptrace the executor (and its channel to Pi).
+    ...(sandboxed ? { [TOOL_SHELL_NEST_ENV]: "1" } : {}),
   };
   const spawnAs = (p: Principal) => (p.switchTo ? { uid: p.uid, gid: p.gid } : undefined);
   const toolsSpawn = spawnAs(principals.tools);

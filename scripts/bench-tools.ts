@@ -9,6 +9,7 @@ import type { Socket } from "node:net";
 import { loadavg, tmpdir } from "node:os";
 import path from "node:path";
 import { loadPiToolFactories } from "../agent-runtime/executor/pi-modules.ts";
+import { TOOL_SHELL_HELPER_ENV, TOOL_SHELL_NEST_ENV } from "../agent-runtime/executor/protocol.ts";
 import { createLogger } from "../agent-runtime/log.ts";
 import {
   findLandlockHelper,
@@ -66,7 +67,8 @@ try {
         PATH: process.env.PATH ?? "/usr/bin:/bin",
         HOME: home,
         LANG: "C.UTF-8",
-        ...(helper ? { CHAT_UI_AGENT_TOOL_SHELL_HELPER: helper } : {}),
+        ...(helper ? { [TOOL_SHELL_HELPER_ENV]: helper } : {}),
+        ...(sandboxed ? { [TOOL_SHELL_NEST_ENV]: "1" } : {}),
       },
       stdio: ["ignore", "ignore", "ignore", "pipe"],
       detached: true,
@@ -113,6 +115,7 @@ try {
       landlock_abi: probe.abi,
       sandboxed,
       shell_through_helper: hello.shell.closesInheritedFds,
+      nested_domain_per_shell: hello.shell.nested,
     },
     ...s,
     added_cost: added,

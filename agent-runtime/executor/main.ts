@@ -6,6 +6,7 @@ import path from "node:path";
 import { createLogger } from "../log.ts";
 import { loadPiChildProcess, loadPiToolFactories, loadPiToolPaths } from "./pi-modules.ts";
 import { killDescendants } from "./process-tree.ts";
+import { TOOL_SHELL_HELPER_ENV, TOOL_SHELL_NEST_ENV } from "./protocol.ts";
 import { ripgrepConfigPath } from "./ripgrep-config.ts";
 import { serveExecutor } from "./server.ts";
 import { ShellSessions, toolShellLaunch } from "./shell-ops.ts";
@@ -13,15 +14,15 @@ import { ToolRunner } from "./tool-runner.ts";
 
 /** The channel's fd in this process (the bridge puts the socket at stdio[3]). */
 export const EXECUTOR_CHANNEL_FD = 3;
-/** Env var naming the fd-closing helper the tool shells start through (set by the bridge; absent = none). */
-export const TOOL_SHELL_HELPER_ENV = "CHAT_UI_AGENT_TOOL_SHELL_HELPER";
 
 const log = createLogger("tool-executor");
 const bundleDir = import.meta.dirname;
 
 // The tools' environment is what the bridge gave this process (allow-listed), minus our own settings.
 const helper = process.env[TOOL_SHELL_HELPER_ENV] || undefined;
+const nest = process.env[TOOL_SHELL_NEST_ENV] === "1";
 delete process.env[TOOL_SHELL_HELPER_ENV];
+delete process.env[TOOL_SHELL_NEST_ENV];
 const toolEnv: Record<string, string> = {};
 for (const [name, value] of Object.entries(process.env)) if (value !== undefined) toolEnv[name] = value;
 const ripgrepConfig = ripgrepConfigPath(bundleDir);
@@ -41,7 +42,7 @@ async function main(): Promise<void> {
     loadPiToolPaths(bundleDir),
     loadPiChildProcess(bundleDir),
   ]);
-  const shell = toolShellLaunch(helper);
+  const shell = toolShellLaunch(helper, nest);
   const sessions = new ShellSessions();
   const deps = { factories, toolPaths, childProcess, shell, sessions, toolEnv };
   let stopping = false;
@@ -61,7 +62,7 @@ async function main(): Promise<void> {
       uid: process.getuid?.() ?? -1,
       gid: process.getgid?.() ?? -1,
       home: toolEnv.HOME ?? "",
-      shell: { file: shell.file, closesInheritedFds: shell.closesInheritedFds },
+      shell: { file: shell.file, closesInheritedFds: shell.closesInheritedFds, nested: shell.nested },
       ripgrepConfig: ripgrepConfig ?? null,
     },
     log,

@@ -10,6 +10,10 @@ export const EXECUTOR_PROTOCOL_VERSION = 1;
 export const EXECUTOR_FD_ENV = "CHAT_UI_AGENT_EXECUTOR_FD";
 /** Env var (Pi's) holding the tools' HOME, which is what `~` means in a tool path (common decision 3). */
 export const TOOL_HOME_ENV = "CHAT_UI_AGENT_TOOL_HOME";
+/** Env var (the executor's, set by the bridge) naming the helper tool shells start through (fd closing). */
+export const TOOL_SHELL_HELPER_ENV = "CHAT_UI_AGENT_TOOL_SHELL_HELPER";
+/** Env var (the executor's): "1" when it runs in a Landlock domain, so each tool shell nests its own. */
+export const TOOL_SHELL_NEST_ENV = "CHAT_UI_AGENT_TOOL_SHELL_NEST";
 
 /** Longest line either side accepts. Read results carry base64 images (Pi caps what it sends the model). */
 export const MAX_EXECUTOR_FRAME_BYTES = 64 * 1024 * 1024;
@@ -135,7 +139,7 @@ export const HelloResponse = z.strictObject({
   gid: z.number().int(),
   home: z.string(),
   /** How tool shells start: through the fd-closing helper, or bash directly (fds above 2 leak to tools). */
-  shell: z.strictObject({ file: z.string(), closesInheritedFds: z.boolean() }),
+  shell: z.strictObject({ file: z.string(), closesInheritedFds: z.boolean(), nested: z.boolean() }),
   ripgrepConfig: z.string().nullable(),
 });
 

@@ -16,12 +16,24 @@ export interface ShellLaunch {
   args: string[];
   /** Whether the launcher closes every inherited fd above 2 before bash starts. */
   closesInheritedFds: boolean;
+  /** Whether each shell gets a nested Landlock domain (no ptrace of the executor). */
+  nested: boolean;
 }
 
-/** Bash (as Pi's getShellConfig picks it on Linux), through the helper when there is one. */
-export function toolShellLaunch(helper: string | undefined, bash = "/bin/bash"): ShellLaunch {
-  if (helper) return { file: helper, args: ["--close-fds", "--", bash, "-c"], closesInheritedFds: true };
-  return { file: bash, args: ["-c"], closesInheritedFds: false };
+/**
+ * Bash (as Pi's getShellConfig picks it on Linux), through the helper when there is one. `nest` (when the
+ * executor runs in a Landlock domain) gives each shell a nested domain, so tools cannot ptrace the executor.
+ */
+export function toolShellLaunch(helper: string | undefined, nest: boolean, bash = "/bin/bash"): ShellLaunch {
+  if (helper) {
+    return {
+      file: helper,
+      args: ["--close-fds", ...(nest ? ["--nest"] : []), "--", bash, "-c"],
+      closesInheritedFds: true,
+      nested: nest,
+    };
+  }
+  return { file: bash, args: ["-c"], closesInheritedFds: false, nested: false };
 }
 
 const MAX_TIMEOUT_MS = 2_147_483_647;

@@ -3,17 +3,23 @@
  *
  * Landlock restricts the calling thread and every process it later becomes or starts, so the tool executor is
  * started through this helper: Node (and its thread pool) is born inside the domain. The helper is also the
- * tool shell's wrapper (--close-fds): the executor's channel fd is inherited without FD_CLOEXEC, and Node
- * cannot set that flag, so every shell a tool call starts goes through here and loses every fd above 2.
+ * tool shell's wrapper (--close-fds): Node marks inherited fds close-on-exec only up to the first gap after
+ * fd 15, so an fd a parent leaked above that would reach every tool; every shell a tool call starts goes
+ * through here and loses every fd above 2. With --nest it also puts the shell in a nested domain of its own:
+ * Landlock lets a process ptrace only processes in its own domain or below, so a tool can then no longer trace
+ * the executor (whose channel to Pi it could otherwise take over), while signals between tool calls still
+ * work (the nested domain adds no scope; the parent's scope allows anything inside the parent domain).
  *
  *   landlock-exec --probe
  *       prints {"abi":N} (0 when the kernel has no Landlock) and exits 0.
  *   landlock-exec [--ro PATH]... [--rw PATH]... [--dev PATH]... [--scope-signal] [--scope-abstract-unix]
- *                 [--require-abi N] [--close-fds] -- /absolute/program [ARG]...
+ *                 [--require-abi N] [--close-fds] [--nest] -- /absolute/program [ARG]...
  *       --ro   read and execute beneath PATH       --rw  every filesystem right beneath PATH
  *       --dev  read, write and ioctl on a device file (or every device beneath a directory)
  *       --scope-*  ABI >= 6: no signals to, and no abstract unix sockets of, processes outside the domain
  *       --require-abi N  refuse to run (exit 126) unless the kernel offers at least ABI N
+ *       --nest  (with no other rule) a nested domain restricting only block-device creation: best effort,
+ *               nothing on a kernel without Landlock
  *   Without any --ro/--rw/--dev/--scope-* the helper applies no ruleset (only --close-fds, if given).
  *
  * Paths that do not exist are skipped (reported). On success, with a ruleset, one JSON line goes to stderr:
@@ -129,7 +135,7 @@ static int usage(const char *problem) {
   fprintf(stderr,
           "usage: landlock-exec --probe\n"
           "       landlock-exec [--ro P]... [--rw P]... [--dev P]... [--scope-signal] [--scope-abstract-unix]\n"
-          "                     [--require-abi N] [--close-fds] -- /absolute/program [ARG]...\n");
+          "                     [--require-abi N] [--close-fds] [--nest] -- /absolute/program [ARG]...\n");
   return 125;
 }
 
@@ -143,7 +149,7 @@ static void close_inherited_fds(void) {
 int main(int argc, char **argv) {
   struct rule rules[MAX_RULES];
   int rule_count = 0;
-  int scope_signal = 0, scope_abstract = 0, close_fds = 0, require_abi = 0;
+  int scope_signal = 0, scope_abstract = 0, close_fds = 0, require_abi = 0, nest = 0;
   int i = 1;
   if (argc == 2 && strcmp(argv[1], "--probe") == 0) {
     printf("{\"abi\":%d}\n", landlock_abi());
@@ -168,6 +174,8 @@ int main(int argc, char **argv) {
       scope_abstract = 1;
     } else if (strcmp(arg, "--close-fds") == 0) {
       close_fds = 1;
+    } else if (strcmp(arg, "--nest") == 0) {
+      nest = 1;
     } else if (strcmp(arg, "--require-abi") == 0) {
       if (i + 1 >= argc) return usage("--require-abi needs a value");
       char *end = NULL;
@@ -182,6 +190,18 @@ int main(int argc, char **argv) {
   if (argv[i][0] != '/') return usage("the program must be an absolute path (no PATH search)");
 
   int wants_ruleset = rule_count > 0 || scope_signal || scope_abstract || require_abi > 0;
+  if (nest && wants_ruleset) return usage("--nest takes no other rule");
+  if (nest && landlock_abi() >= 1) {
+    /* Handles one right nobody unprivileged has anyway (mknod of block devices) and grants it nowhere. */
+    struct ll_ruleset_attr attr = {.handled_access_fs = FS_MAKE_BLOCK, .handled_access_net = 0, .scoped = 0};
+    int ruleset = (int)syscall(__NR_landlock_create_ruleset, &attr, offsetof(struct ll_ruleset_attr, scoped), 0U);
+    if (ruleset < 0 || prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0 ||
+        syscall(__NR_landlock_restrict_self, ruleset, 0U) != 0) {
+      fprintf(stderr, "landlock-exec: cannot nest a domain: %s\n", strerror(errno));
+      return 126;
+    }
+    close(ruleset);
+  }
   if (wants_ruleset) {
     int abi = landlock_abi();
     if (abi < 1 || abi < require_abi) {

@@ -334,6 +334,44 @@ describe("tool executor", { skip: !isRoot ? "needs root to switch uids (CI runs 
     );
   });
 
+  it("each tool shell nests a domain: no ptrace-mode access to the executor, while signals between calls still work", {
+    skip: landlockAbi < 6 ? "kernel without Landlock ABI 6" : false,
+  }, async (t) => {
+    const { workspace, home } = toolDirs(t);
+    const probe = async (nest: boolean) => {
+      const ex = startExecutor(t, { workspace, home, uid: NOBODY, gid: NOGROUP, landlock: true, nest });
+      assert.equal((await ex.client.hello).shell.nested, nest);
+      const started = await ex.client.call(
+        call("bash", { command: "sleep 1000 >/dev/null 2>&1 & echo $!" }, workspace),
+        undefined,
+        () => {},
+      );
+      const background = Number((started.content[0] as { text: string }).text.trim());
+      const result = await ex.client.call(
+        call(
+          "bash",
+          {
+            command: [
+              `ls -l /proc/${ex.pid}/fd >/dev/null 2>&1 && echo EXECUTOR_FDS:OPEN`,
+              `head -c1 /proc/${ex.pid}/environ >/dev/null 2>&1 && echo EXECUTOR_ENVIRON:OPEN`,
+              `kill ${background} && echo KILLED_EARLIER_CALLS_PROCESS`,
+            ].join("; "),
+          },
+          workspace,
+        ),
+        undefined,
+        () => {},
+      );
+      return (result.content[0] as { text: string }).text;
+    };
+    const nested = await probe(true);
+    assert.doesNotMatch(nested, /:OPEN/);
+    assert.match(nested, /KILLED_EARLIER_CALLS_PROCESS/);
+    // Without nesting, the tools share the executor's domain and uid: they can trace it (the test can fail).
+    const flat = await probe(false);
+    assert.match(flat, /EXECUTOR_FDS:OPEN/);
+  });
+
   it("user_bash streams raw bytes and the exit code; abort ends it", async (t) => {
     const { workspace, home } = toolDirs(t);
     const ex = startExecutor(t, { workspace, home, uid: NOBODY, gid: NOGROUP, landlock: true });

@@ -6,6 +6,7 @@ import { existsSync } from "node:fs";
 import type { Socket } from "node:net";
 import path from "node:path";
 import type { TestContext } from "node:test";
+import { TOOL_SHELL_HELPER_ENV, TOOL_SHELL_NEST_ENV } from "../../agent-runtime/executor/protocol.ts";
 import { createLogger } from "../../agent-runtime/log.ts";
 import {
   findLandlockHelper,
@@ -38,6 +39,8 @@ export interface ExecutorOptions {
   landlock?: boolean;
   /** Start tool shells through the fd-closing helper (default true). */
   shellHelper?: boolean;
+  /** Nest a Landlock domain per tool shell (default: when `landlock`), as the bridge asks. */
+  nest?: boolean;
   env?: Record<string, string>;
   /** Also hand the executor an open fd at this number (as a parent like sbx-server might, by accident). */
   strayFd?: number;
@@ -53,9 +56,8 @@ export function startExecutor(t: TestContext, options: ExecutorOptions): Started
     PATH: process.env.PATH ?? "/usr/bin:/bin",
     HOME: options.home,
     LANG: "C.UTF-8",
-    ...(options.shellHelper !== false && landlockHelper
-      ? { CHAT_UI_AGENT_TOOL_SHELL_HELPER: landlockHelper }
-      : {}),
+    ...(options.shellHelper !== false && landlockHelper ? { [TOOL_SHELL_HELPER_ENV]: landlockHelper } : {}),
+    ...((options.nest ?? options.landlock) ? { [TOOL_SHELL_NEST_ENV]: "1" } : {}),
     ...options.env,
   };
   const domain = toolsDomain({
