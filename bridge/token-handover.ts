@@ -3,7 +3,7 @@
 // with the token in its environment re-executes itself (process.execve, same pid) without it, handing the
 // token over through a file in its private state dir, which the new image reads and unlinks (--token-file).
 import { randomBytes } from "node:crypto";
-import { closeSync, constants, mkdirSync, openSync, rmSync, statSync, writeSync } from "node:fs";
+import { closeSync, constants, lstatSync, mkdirSync, openSync, rmSync, writeSync } from "node:fs";
 import path from "node:path";
 
 export const TOKEN_ENV = "CHAT_UI_AGENT_BRIDGE_TOKEN";
@@ -49,8 +49,9 @@ export function reexecWithoutSecrets(input: {
   const token = input.env[TOKEN_ENV];
   if (input.handOverToken && token) {
     mkdirSync(input.bridgeStateDir, { recursive: true, mode: 0o700 });
-    const dir = statSync(input.bridgeStateDir);
-    if ((dir.mode & 0o077) !== 0 || dir.uid !== (process.geteuid?.() ?? dir.uid)) {
+    // lstat: a link here (planted before the bridge started) must not redirect the token elsewhere.
+    const dir = lstatSync(input.bridgeStateDir);
+    if (!dir.isDirectory() || (dir.mode & 0o077) !== 0 || dir.uid !== (process.geteuid?.() ?? dir.uid)) {
       return `${input.bridgeStateDir} is not private (mode ${(dir.mode & 0o777).toString(8)}), so the token was not handed over through it`;
     }
     handover = path.join(input.bridgeStateDir, `${HANDOVER_PREFIX}${randomBytes(12).toString("hex")}`);

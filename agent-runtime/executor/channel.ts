@@ -16,9 +16,11 @@ export interface ChannelHandlers<T> {
 export class FrameChannel<In, Out> {
   private closed = false;
   private readonly socket: Duplex;
+  private readonly maxFrameBytes: number;
 
   constructor(socket: Duplex, schema: z.ZodType<In>, maxFrameBytes: number, handlers: ChannelHandlers<In>) {
     this.socket = socket;
+    this.maxFrameBytes = maxFrameBytes;
     const decoder = new JsonlDecoder(maxFrameBytes, (err) => handlers.onInvalid(err.message, undefined));
     const accept = (line: string) => {
       if (line.length === 0) return;
@@ -53,9 +55,13 @@ export class FrameChannel<In, Out> {
     return this.closed;
   }
 
-  send(frame: Out): void {
-    if (this.closed || this.socket.destroyed) return;
-    this.socket.write(encodeJsonl(frame));
+  /** Writes one frame; false (and nothing written) if it would exceed the peer's line bound or the channel is gone. */
+  send(frame: Out): boolean {
+    if (this.closed || this.socket.destroyed) return false;
+    const line = encodeJsonl(frame);
+    if (Buffer.byteLength(line) > this.maxFrameBytes) return false;
+    this.socket.write(line);
+    return true;
   }
 
   close(): void {

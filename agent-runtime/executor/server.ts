@@ -62,6 +62,18 @@ export function serveExecutor(
     },
   );
 
+  /** An answer too large for the channel becomes an error for its call: the caller must never wait forever. */
+  const answer = (frame: ExecutorResponse & { id: string }): void => {
+    if (channel.send(frame) || channel.isClosed) return;
+    options.log.warn({ id: frame.id, type: frame.type }, "answer exceeds the channel's frame bound");
+    channel.send({
+      type: "error",
+      id: frame.id,
+      code: "tool_error",
+      message: `The tool's result is larger than the executor channel carries (${MAX_EXECUTOR_FRAME_BYTES} bytes). Nothing else was lost.`,
+    });
+  };
+
   const begin = (id: string): AbortController | undefined => {
     if (running.has(id)) {
       // Never two runs under one id: the answers could not be told apart.
@@ -91,7 +103,7 @@ export function serveExecutor(
         running.get(frame.id)?.abort();
         return;
       case "context_check":
-        channel.send({ type: "context_check", id: frame.id, files: frame.files.map(compareContextFile) });
+        answer({ type: "context_check", id: frame.id, files: frame.files.map(compareContextFile) });
         return;
       case "call": {
         const controller = begin(frame.id);
@@ -99,7 +111,7 @@ export function serveExecutor(
         void options.runner
           .run(frame, controller.signal, (partial) => channel.send({ type: "update", id: frame.id, partial }))
           .then(
-            (result) => channel.send({ type: "result", id: frame.id, result }),
+            (result) => answer({ type: "result", id: frame.id, result }),
             (error: unknown) => channel.send(errorFrame(frame.id, error, controller.signal)),
           )
           .finally(() => running.delete(frame.id));

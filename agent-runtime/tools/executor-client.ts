@@ -177,7 +177,17 @@ export class ExecutorClient {
         },
       });
       signal?.addEventListener("abort", onAbort, { once: true });
-      this.channel.send({ ...body, id } as ExecutorRequest);
+      if (!this.channel.send({ ...body, id } as ExecutorRequest)) {
+        done();
+        reject(
+          new ExecutorCallError(
+            this.channel.isClosed ? "unavailable" : "invalid_request",
+            this.channel.isClosed
+              ? "The tool executor is unavailable (its channel closed). Nothing ran."
+              : `The call is larger than the executor channel carries (${MAX_EXECUTOR_FRAME_BYTES} bytes). Nothing ran.`,
+          ),
+        );
+      }
     });
   }
 }

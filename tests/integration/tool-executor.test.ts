@@ -95,6 +95,24 @@ describe("tool executor", { skip: !isRoot ? "needs root to switch uids (CI runs 
       () => {},
     );
     assert.deepEqual((await first).content, [{ type: "text", text: "one\n" }]);
+    // A result larger than the channel carries (an unresized image) is an error for that call, never a hang.
+    const png = Buffer.concat([
+      Buffer.from("89504e470d0a1a0a0000000d49484452000000100000001008060000001ff3ff61", "hex"),
+      Buffer.alloc(MAX_EXECUTOR_FRAME_BYTES * 0.8),
+    ]);
+    writeFileSync(path.join(workspace, "huge.png"), png);
+    asNobody(path.join(workspace, "huge.png"));
+    await assert.rejects(
+      ex.client.call(
+        call("read", { path: path.join(workspace, "huge.png") }, workspace, {
+          options: { autoResizeImages: false, modelInput: ["text", "image"] },
+        }),
+        undefined,
+        () => {},
+      ),
+      /larger than the executor channel carries/,
+    );
+    rmSync(path.join(workspace, "huge.png"));
     assert.equal(alive(ex.pid), true);
   });
 
