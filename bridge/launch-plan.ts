@@ -11,7 +11,9 @@ import {
   mkdirSync,
   readdirSync,
   realpathSync,
+  renameSync,
   statSync,
+  utimesSync,
 } from "node:fs";
 import path from "node:path";
 import {
@@ -85,7 +87,7 @@ export function planLaunch(input: PlanInput): LaunchPlan {
       throw new LaunchError(`--tool-env ${name.slice(0, 64)}: not a variable name that may be passed`);
   }
   const piTree = preparePrivateTree(stateDir, principals);
-  seedAgentDir(input.env.PI_CODING_AGENT_DIR, piTree.agentDir, principals.pi);
+  seedAgentDir(operatorAgentDir(input.env), piTree.agentDir, principals.pi);
 
   const helper = findLandlockHelper(input.bundleDir);
   const probe = probeLandlock(helper);
@@ -240,10 +242,19 @@ export function preparePrivateTree(stateDir: string, principals: Principals): Pi
 const MAX_SEED_FILES = 64;
 const MAX_SEED_BYTES = 1024 * 1024;
 
+/** Where the operator keeps Pi's configuration: Pi's own rule (PI_CODING_AGENT_DIR, else ~/.pi/agent). */
+export function operatorAgentDir(env: NodeJS.ProcessEnv): string | undefined {
+  const configured = env.PI_CODING_AGENT_DIR;
+  if (configured)
+    return configured.startsWith("~/") && env.HOME ? path.join(env.HOME, configured.slice(2)) : configured;
+  return env.HOME ? path.join(env.HOME, ".pi", "agent") : undefined;
+}
+
 /**
- * An operator's PI_CODING_AGENT_DIR (models.json, settings.json, auth.json…) seeds Pi's private agent dir:
- * its top-level regular files are copied in when missing there, owned by Pi, mode 0600. Links and large files
- * are skipped. Pi then only ever reads its private copy, which no tool can reach.
+ * The operator's agent dir (models.json, settings.json, auth.json…) seeds Pi's private one: each top-level
+ * regular file is copied in, owned by Pi, mode 0600, when Pi's copy is missing or older than the operator's
+ * (so an operator's edit applies at the next start, and what Pi itself wrote since is kept otherwise). Links
+ * and large files are skipped. Pi then only ever reads its private copy, which no tool can reach.
  */
 export function seedAgentDir(source: string | undefined, target: string, pi: Principal): string[] {
   if (!source) return [];
@@ -262,13 +273,16 @@ export function seedAgentDir(source: string | undefined, target: string, pi: Pri
     try {
       const st = lstatSync(src);
       if (!st.isFile() || st.size > MAX_SEED_BYTES) continue;
-      try {
-        lstatSync(dst);
-        continue; // Pi's own copy wins (it may have been updated since)
-      } catch {}
-      copyFileSync(src, dst, constants.COPYFILE_EXCL);
-      chmodSync(dst, 0o600);
-      if (pi.switchTo) chownSync(dst, pi.uid, pi.gid);
+      const existing = lstatSync(dst, { throwIfNoEntry: false });
+      if (existing && (!existing.isFile() || existing.mtimeMs >= st.mtimeMs)) continue;
+      // Copy beside, then rename over: Pi never sees half a file; the temp name cannot pre-exist (EXCL).
+      const temp = path.join(target, `.seed-${process.pid}-${name}`);
+      copyFileSync(src, temp, constants.COPYFILE_EXCL);
+      chmodSync(temp, 0o600);
+      // The copy carries the operator's mtime: only a later edit on either side makes the two differ.
+      utimesSync(temp, st.atime, st.mtime);
+      if (pi.switchTo) chownSync(temp, pi.uid, pi.gid);
+      renameSync(temp, dst);
       copied.push(name);
     } catch {
       // unreadable or raced: skip this file

@@ -32,8 +32,15 @@ const p99 = (xs: number[]) => {
 };
 const round = (x: number, digits = 2) => Number(x.toFixed(digits));
 
+let stateDirs = 0;
+
 function startProcess(args: string[], env: NodeJS.ProcessEnv = {}): ChildProcessWithoutNullStreams {
-  const child = spawn(process.execPath, args, {
+  // A bridge gets its own state dir (the default one is shared by every bridge run as this user).
+  const withState =
+    args[0] === bundle
+      ? [args[0], "--state-dir", path.join(scratch, `state-${++stateDirs}`), ...args.slice(1)]
+      : args;
+  const child = spawn(process.execPath, withState, {
     cwd: scratch,
     env: {
       PATH: process.env.PATH,

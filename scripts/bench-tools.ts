@@ -75,6 +75,7 @@ try {
     },
   );
   const client = new ExecutorClient(executor.stdio[3] as Socket, createLogger("bench", "silent"));
+  client.warm();
   const hello = await client.hello;
 
   const factories = await loadPiToolFactories(root);

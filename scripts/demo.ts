@@ -118,7 +118,18 @@ async function main(): Promise<void> {
 
     const child = spawn(
       process.execPath,
-      [bridgeBundle, "--listen", "127.0.0.1:0", "--cwd", workspace, ...piFlags, "--no-session"],
+      // Its own state dir (the default one is shared by every bridge run on this machine as this user).
+      [
+        bridgeBundle,
+        "--listen",
+        "127.0.0.1:0",
+        "--cwd",
+        workspace,
+        "--state-dir",
+        path.join(temp, "state"),
+        ...piFlags,
+        "--no-session",
+      ],
       { env, stdio: ["ignore", "ignore", "pipe"] },
     );
     bridge = child;

@@ -10,7 +10,7 @@ import { TOOL_SHELL_HELPER_ENV, TOOL_SHELL_NEST_ENV } from "./protocol.ts";
 import { ripgrepConfigPath } from "./ripgrep-config.ts";
 import { serveExecutor } from "./server.ts";
 import { ShellSessions, toolShellLaunch } from "./shell-ops.ts";
-import { ToolRunner } from "./tool-runner.ts";
+import { ToolRunner, type ToolRunnerDeps } from "./tool-runner.ts";
 
 /** The channel's fd in this process (the bridge puts the socket at stdio[3]). */
 export const EXECUTOR_CHANNEL_FD = 3;
@@ -36,15 +36,27 @@ if (ripgrepConfig) {
 process.env.PI_CODING_AGENT_DIR = path.join(bundleDir, "executor-has-no-agent-dir");
 process.env.PI_OFFLINE = "1";
 
-async function main(): Promise<void> {
-  const [factories, toolPaths, childProcess] = await Promise.all([
-    loadPiToolFactories(bundleDir),
-    loadPiToolPaths(bundleDir),
-    loadPiChildProcess(bundleDir),
-  ]);
+function main(): void {
   const shell = toolShellLaunch(helper, nest);
   const sessions = new ShellSessions();
-  const deps = { factories, toolPaths, childProcess, shell, sessions, toolEnv };
+  // Pi's tool modules load on the first request, not at start: the executor starts beside Pi, and on a small
+  // machine that CPU belongs to Pi's own boot (the router's first request comes with the first prompt).
+  let loading: Promise<ToolRunnerDeps> | undefined;
+  const deps = () => {
+    loading ??= Promise.all([
+      loadPiToolFactories(bundleDir),
+      loadPiToolPaths(bundleDir),
+      loadPiChildProcess(bundleDir),
+    ]).then(([factories, toolPaths, childProcess]) => ({
+      factories,
+      toolPaths,
+      childProcess,
+      shell,
+      sessions,
+      toolEnv,
+    }));
+    return loading;
+  };
   let stopping = false;
   const stop = (reason: string) => {
     if (stopping) return;
@@ -80,7 +92,9 @@ async function main(): Promise<void> {
   );
 }
 
-main().catch((error: unknown) => {
+try {
+  main();
+} catch (error) {
   log.fatal({ err: error instanceof Error ? error.message : String(error) }, "tool executor failed to start");
   process.exit(1);
-});
+}

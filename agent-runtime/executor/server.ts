@@ -24,7 +24,8 @@ export const MAX_CONTEXT_FILE_BYTES = 4 * 1024 * 1024;
 
 export interface ExecutorServerOptions {
   runner: ToolRunner;
-  deps: ToolRunnerDeps;
+  /** The runner's dependencies (loaded on first use). */
+  deps: () => Promise<ToolRunnerDeps>;
   hello: Omit<HelloResponse, "type" | "protocol">;
   log: Logger;
   /** Called once the channel is gone (Pi exited): the caller ends every tool and exits. */
@@ -132,12 +133,13 @@ export function serveExecutor(
   };
 
   const runUserBash = async (request: UserBashRequest, signal: AbortSignal): Promise<number | null> => {
-    const ops = createShellOperations(options.deps.shell, options.deps.childProcess, options.deps.sessions);
+    const deps = await options.deps();
+    const ops = createShellOperations(deps.shell, deps.childProcess, deps.sessions);
     const result = await ops.exec(request.command, request.cwd, {
       onData: (data: Buffer) =>
         channel.send({ type: "data", id: request.id, chunk: data.toString("base64") }),
       signal,
-      env: options.deps.toolEnv,
+      env: deps.toolEnv,
     });
     return result.exitCode;
   };

@@ -60,14 +60,24 @@ export function pathRefusal(request: ToolCallRequest, toolPaths: PiToolPaths): s
 type Update = (partial: ToolResultShape) => void;
 
 export class ToolRunner {
-  private readonly deps: ToolRunnerDeps;
+  private readonly load: () => Promise<ToolRunnerDeps>;
 
-  constructor(deps: ToolRunnerDeps) {
-    this.deps = deps;
+  /** `load` gives the dependencies (Pi's modules load on first use). */
+  constructor(load: () => Promise<ToolRunnerDeps>) {
+    this.load = load;
   }
 
   async run(request: ToolCallRequest, signal: AbortSignal, onUpdate: Update): Promise<ToolResultShape> {
-    const refusal = pathRefusal(request, this.deps.toolPaths);
+    let deps: ToolRunnerDeps;
+    try {
+      deps = await this.load();
+    } catch (error) {
+      throw new CallError(
+        "internal",
+        `the tool executor cannot load Pi's tools: ${(error as Error).message}`,
+      );
+    }
+    const refusal = pathRefusal(request, deps.toolPaths);
     if (refusal) throw new CallError("refused", `Refused by the tool executor: ${refusal}. Nothing ran.`);
     if (request.tool === "bash") {
       if (typeof request.params.command !== "string") {
@@ -82,7 +92,7 @@ export class ToolRunner {
         );
       }
     }
-    const tool = this.definition(request);
+    const tool = this.definition(request, deps);
     const ctx = {
       model: request.options.modelInput ? { input: request.options.modelInput } : undefined,
     } as unknown as ExtensionContext;
@@ -103,8 +113,8 @@ export class ToolRunner {
   }
 
   /** Pi's own definition of the tool, with the options Pi's settings gave it and our shell backend. */
-  private definition(request: ToolCallRequest) {
-    const { factories, toolEnv } = this.deps;
+  private definition(request: ToolCallRequest, deps: ToolRunnerDeps) {
+    const { factories, toolEnv } = deps;
     const { cwd, options } = request;
     switch (request.tool) {
       case "read":
@@ -122,7 +132,7 @@ export class ToolRunner {
       case "bash": {
         const env = { ...toolEnv, ...request.sessionEnv };
         return factories.createBashToolDefinition(cwd, {
-          operations: createShellOperations(this.deps.shell, this.deps.childProcess, this.deps.sessions),
+          operations: createShellOperations(deps.shell, deps.childProcess, deps.sessions),
           ...(options.commandPrefix !== undefined ? { commandPrefix: options.commandPrefix } : {}),
           // Pi's session variables come from the request (the executor has no session); the rest of the
           // environment is the tools' allow-list, never this process's own.

@@ -43,6 +43,7 @@ export class ExecutorClient {
   private readonly idPrefix = randomBytes(6).toString("hex");
   private nextId = 1;
   private closedReason: string | undefined;
+  private helloSent = false;
   private readonly log: Logger;
 
   constructor(socket: Duplex, log: Logger) {
@@ -83,6 +84,12 @@ export class ExecutorClient {
         for (const pending of [...this.pending.values()]) pending.fail(error);
       },
     });
+  }
+
+  /** Says hello once (the executor then loads Pi's tools): at the first prompt, or with the first request. */
+  warm(): void {
+    if (this.helloSent) return;
+    this.helloSent = true;
     this.channel.send({ type: "hello", protocol: EXECUTOR_PROTOCOL_VERSION });
   }
 
@@ -139,6 +146,7 @@ export class ExecutorClient {
       );
     }
     if (signal?.aborted) return Promise.reject(new ExecutorCallError("aborted", "aborted"));
+    this.warm();
     const id = `${this.idPrefix}-${this.nextId++}`;
     return new Promise<T>((resolve, reject) => {
       let graceTimer: NodeJS.Timeout | undefined;

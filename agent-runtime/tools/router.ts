@@ -232,6 +232,8 @@ export function registerToolRouting(
 
   if (routed) {
     pi.on("before_agent_start", async (event) => {
+      // The first prompt: the executor loads Pi's tools while the model thinks.
+      client?.warm();
       const guarded = await guardContextFiles(
         event.systemPrompt,
         event.systemPromptOptions?.contextFiles,

@@ -94,6 +94,7 @@ export function startExecutor(t: TestContext, options: ExecutorOptions): Started
     child.on("close", (code, signal) => resolve({ code, signal }));
   });
   const client = new ExecutorClient(child.stdio[3] as Socket, createLogger("test-router", "silent"));
+  client.warm();
   t.after(async () => {
     try {
       process.kill(-(child.pid ?? 0), "SIGKILL");

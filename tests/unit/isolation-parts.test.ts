@@ -3,7 +3,7 @@
 // re-exec, the state-dir tree, the context-file guard, the active tool set and the executor's path check.
 import assert from "node:assert/strict";
 import { createHash } from "node:crypto";
-import { mkdirSync, readFileSync, statSync, symlinkSync, writeFileSync } from "node:fs";
+import { mkdirSync, readFileSync, statSync, symlinkSync, utimesSync, writeFileSync } from "node:fs";
 import path from "node:path";
 import { describe, it } from "node:test";
 import { loadPiToolPaths } from "../../agent-runtime/executor/pi-modules.ts";
@@ -22,7 +22,12 @@ import { activeToolsWithoutOverrides } from "../../agent-runtime/tools/active-to
 import type { ExecutorClient } from "../../agent-runtime/tools/executor-client.ts";
 import { executorFd, guardContextFiles } from "../../agent-runtime/tools/router.ts";
 import { decidePrincipals, isolationReport, type ProtectionState } from "../../bridge/isolation.ts";
-import { choosePolicyPath, preparePrivateTree, seedAgentDir } from "../../bridge/launch-plan.ts";
+import {
+  choosePolicyPath,
+  operatorAgentDir,
+  preparePrivateTree,
+  seedAgentDir,
+} from "../../bridge/launch-plan.ts";
 import { Isolation } from "../../bridge/protocol.ts";
 import { HANDOVER_PREFIX, reexecWithoutSecrets } from "../../bridge/token-handover.ts";
 import { root } from "../support/bridge.ts";
@@ -393,12 +398,14 @@ describe("launch plan", () => {
     }
   });
 
-  it("seeds Pi's agent dir from an operator's: regular files only, never over Pi's own copy", async (t) => {
+  it("seeds Pi's agent dir from an operator's: regular files only, newer ones only", async (t) => {
     const from = await tempDir(t, "seed-");
     const to = await tempDir(t, "agent-");
     writeFileSync(path.join(from, "models.json"), "{}");
     writeFileSync(path.join(from, "settings.json"), '{"a":1}');
     writeFileSync(path.join(to, "settings.json"), '{"mine":true}');
+    // Pi's own copy is newer than the operator's: kept.
+    utimesSync(path.join(from, "settings.json"), new Date(1_000_000), new Date(1_000_000));
     symlinkSync("/etc/passwd", path.join(from, "auth.json"));
     mkdirSync(path.join(from, "bin"));
     const pi = { user: null, uid: 0, gid: 0, home: "/", switchTo: false };
@@ -406,6 +413,14 @@ describe("launch plan", () => {
     assert.equal(readFileSync(path.join(to, "settings.json"), "utf8"), '{"mine":true}');
     assert.equal((statSync(path.join(to, "models.json")).mode & 0o777).toString(8), "600");
     assert.throws(() => statSync(path.join(to, "auth.json")), { code: "ENOENT" });
+    // The operator edits models.json later: the next start takes it; an unchanged one is not copied again.
+    writeFileSync(path.join(from, "models.json"), '{"v":2}');
+    utimesSync(path.join(from, "models.json"), new Date(), new Date(Date.now() + 60_000));
+    assert.deepEqual(seedAgentDir(from, to, pi), ["models.json"]);
+    assert.equal(readFileSync(path.join(to, "models.json"), "utf8"), '{"v":2}');
+    assert.deepEqual(seedAgentDir(from, to, pi), []);
+    assert.equal(operatorAgentDir({ HOME: "/h" }), "/h/.pi/agent");
+    assert.equal(operatorAgentDir({ HOME: "/h", PI_CODING_AGENT_DIR: "~/x" }), "/h/x");
   });
 });
 
