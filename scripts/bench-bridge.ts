@@ -32,13 +32,15 @@ const p99 = (xs: number[]) => {
 };
 const round = (x: number, digits = 2) => Number(x.toFixed(digits));
 
+// Bridges' state dirs: beside the scratch dir (the bridges' cwd), never inside it.
+const stateRoot = mkdtempSync(path.join(tmpdir(), "bench-bridge-state-"));
 let stateDirs = 0;
 
 function startProcess(args: string[], env: NodeJS.ProcessEnv = {}): ChildProcessWithoutNullStreams {
   // A bridge gets its own state dir (the default one is shared by every bridge run as this user).
   const withState =
     args[0] === bundle
-      ? [args[0], "--state-dir", path.join(scratch, `state-${++stateDirs}`), ...args.slice(1)]
+      ? [args[0], "--state-dir", path.join(stateRoot, `state-${++stateDirs}`), ...args.slice(1)]
       : args;
   const child = spawn(process.execPath, withState, {
     cwd: scratch,
@@ -346,4 +348,5 @@ try {
   for (const child of children)
     if (child.exitCode === null && child.signalCode === null) child.kill("SIGKILL");
   rmSync(scratch, { recursive: true, force: true });
+  rmSync(stateRoot, { recursive: true, force: true });
 }
