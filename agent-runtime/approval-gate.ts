@@ -18,14 +18,12 @@ import { registerToolRouting } from "./tools/router.ts";
 
 type Answer = "yes" | "no" | "no-ui" | "aborted" | "error" | "not-asked";
 
-export default function approvalGate(pi: ExtensionAPI): void {
+export default async function approvalGate(pi: ExtensionAPI): Promise<void> {
   const log = createLogger("approval-gate");
   // The gate's own files are protected wherever the bundle is installed (the image: /opt/chat-ui-agent).
   const gateDirs = [ownDir(import.meta.url)];
   // Start loading the parser now so the first bash call does not pay for it; a failure surfaces per call.
   loadBashParser().catch(() => {});
-  // Built-in tools and `!` commands run through the tool executor (another principal) when one is configured.
-  registerToolRouting(pi, log);
 
   pi.on("tool_call", async (event: ToolCallEvent, ctx: ExtensionContext): Promise<ToolCallEventResult> => {
     try {
@@ -47,6 +45,8 @@ export default function approvalGate(pi: ExtensionAPI): void {
       };
     }
   });
+  // Built-in tools and `!` commands run through the tool executor (another principal) when one is configured.
+  await registerToolRouting(pi, log);
 }
 
 async function gateToolCall(

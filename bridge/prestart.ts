@@ -52,7 +52,7 @@ function readToken(options: BridgeOptions): { token: string; exposure: string | 
       } catch (err) {
         exposure = `the token file ${file} could not be removed (${(err as NodeJS.ErrnoException).code})`;
       }
-      if ((st.mode & 0o044) !== 0 && !path.basename(file).startsWith("token-handover-")) {
+      if ((st.mode & 0o044) !== 0) {
         exposure ??= `the token file ${file} was readable by other users (mode ${(st.mode & 0o777).toString(8)}) until the bridge removed it`;
       }
     } catch (err) {

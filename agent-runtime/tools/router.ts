@@ -5,21 +5,12 @@
 // said so in the log). The gate's tool_call handler still decides before any of this runs.
 import { createHash } from "node:crypto";
 import path from "node:path";
-import {
-  type AgentToolResult,
-  type BashOperations,
-  createBashToolDefinition,
-  createEditToolDefinition,
-  createFindToolDefinition,
-  createGrepToolDefinition,
-  createLsToolDefinition,
-  createReadToolDefinition,
-  createWriteToolDefinition,
-  type ExtensionAPI,
-  type ExtensionContext,
-  getAgentDir,
-  SettingsManager,
-  type ToolDefinition,
+import type {
+  AgentToolResult,
+  BashOperations,
+  ExtensionAPI,
+  ExtensionContext,
+  ToolDefinition,
 } from "@earendil-works/pi-coding-agent";
 import { loadPiPaths, type PiPaths } from "../executor/pi-modules.ts";
 import {
@@ -39,30 +30,49 @@ import { type ExecutorCallError, ExecutorClient } from "./executor-client.ts";
 
 type Update = ((partial: AgentToolResult<unknown>) => void) | undefined;
 
+/** Pi's package, loaded when the gate is (a static import would run before the bundle's Node version guard). */
+type PiApi = typeof import("@earendil-works/pi-coding-agent");
+
 /** Pi's own definition of a built-in tool, with the options Pi's settings give it. */
-function piDefinition(tool: RoutedTool, cwd: string, options?: ToolOptions): ToolDefinition {
+function piDefinition(api: PiApi, tool: RoutedTool, cwd: string, options?: ToolOptions): ToolDefinition {
   switch (tool) {
     case "read":
-      return createReadToolDefinition(
+      return api.createReadToolDefinition(
         cwd,
         options ? { autoResizeImages: options.autoResizeImages } : undefined,
       ) as ToolDefinition;
     case "write":
-      return createWriteToolDefinition(cwd) as ToolDefinition;
+      return api.createWriteToolDefinition(cwd) as ToolDefinition;
     case "edit":
-      return createEditToolDefinition(cwd) as ToolDefinition;
+      return api.createEditToolDefinition(cwd) as ToolDefinition;
     case "bash":
-      return createBashToolDefinition(
+      return api.createBashToolDefinition(
         cwd,
         options?.commandPrefix !== undefined ? { commandPrefix: options.commandPrefix } : undefined,
       ) as ToolDefinition;
     case "grep":
-      return createGrepToolDefinition(cwd) as ToolDefinition;
+      return api.createGrepToolDefinition(cwd) as ToolDefinition;
     case "find":
-      return createFindToolDefinition(cwd) as ToolDefinition;
+      return api.createFindToolDefinition(cwd) as ToolDefinition;
     case "ls":
-      return createLsToolDefinition(cwd) as ToolDefinition;
+      return api.createLsToolDefinition(cwd) as ToolDefinition;
   }
+}
+
+const CLIENTS = Symbol.for("chat-ui-agent.executor-clients");
+
+/**
+ * One client per channel fd for the whole process: Pi runs the extension factory again for every new runtime
+ * (new_session, fork, switch_session, reload), and an fd can be opened as a socket only once.
+ */
+function sharedClient(fd: number, log: Logger): { client: ExecutorClient; created: boolean } {
+  const store = globalThis as { [CLIENTS]?: Map<number, ExecutorClient> };
+  store[CLIENTS] ??= new Map();
+  const existing = store[CLIENTS].get(fd);
+  if (existing) return { client: existing, created: false };
+  const client = ExecutorClient.fromFd(fd, log);
+  store[CLIENTS].set(fd, client);
+  return { client, created: true };
 }
 
 /** Parses the executor fd from Pi's environment: a small non-negative integer, or undefined (no executor). */
@@ -80,30 +90,34 @@ export interface ToolRouting {
 }
 
 /** Registers the overrides, the user_bash handler and (routed) the context-file guard. */
-export function registerToolRouting(
+export async function registerToolRouting(
   pi: ExtensionAPI,
   log: Logger,
   env: NodeJS.ProcessEnv = process.env,
-): ToolRouting {
+): Promise<ToolRouting> {
+  const api: PiApi = await import("@earendil-works/pi-coding-agent");
   let client: ExecutorClient | undefined;
+  let created = false;
   let configError: string | undefined;
   try {
     const fd = executorFd(env);
-    if (fd !== undefined) client = ExecutorClient.fromFd(fd, log);
+    if (fd !== undefined) ({ client, created } = sharedClient(fd, log));
   } catch (error) {
     // Configured but unusable: route to nothing (every call fails closed), never to local execution.
     configError = error instanceof Error ? error.message : String(error);
   }
   const routed = client !== undefined || configError !== undefined;
   const toolHome = env[TOOL_HOME_ENV] || env.HOME || "/";
-  const settings = new SettingsCache();
+  const settings = new SettingsCache(api);
   let piPaths: Promise<PiPaths> | undefined;
 
-  if (client) {
+  if (client && created) {
     client.hello.then(
       (hello) => log.info({ executor: hello }, "tool calls run in the tool executor"),
       (error: Error) => log.error({ err: error.message }, "the tool executor did not answer hello"),
     );
+  } else if (client) {
+    // A new runtime (new_session, fork…) in the same process: the channel is the one already open.
   } else if (configError) {
     log.error({ err: configError }, "tool executor misconfigured: every tool call will fail");
   } else {
@@ -172,12 +186,12 @@ export function registerToolRouting(
         throw new Error(`Refused: ${check.path} was shown for approval, but ${check.reason}. Nothing ran.`);
       }
     }
-    const definition = piDefinition(tool, ctx.cwd, settings.toolOptions(ctx));
+    const definition = piDefinition(api, tool, ctx.cwd, settings.toolOptions(ctx));
     return definition.execute(toolCallId, params as never, signal, onUpdate, ctx);
   };
 
   for (const tool of ROUTED_TOOLS) {
-    const base = piDefinition(tool, process.cwd());
+    const base = piDefinition(api, tool, process.cwd());
     pi.registerTool({
       ...base,
       execute: (toolCallId, params, signal, onUpdate, ctx) =>
@@ -235,6 +249,7 @@ export function registerToolRouting(
       // The first prompt: the executor loads Pi's tools while the model thinks.
       client?.warm();
       const guarded = await guardContextFiles(
+        api.getAgentDir(),
         event.systemPrompt,
         event.systemPromptOptions?.contextFiles,
         client,
@@ -279,6 +294,12 @@ function sessionEnvironment(
 
 /** Pi's settings that shape its built-in tools (shell prefix, image resizing), read once per cwd. */
 class SettingsCache {
+  private readonly api: PiApi;
+
+  constructor(api: PiApi) {
+    this.api = api;
+  }
+
   private readonly byCwd = new Map<
     string,
     { commandPrefix: string | undefined; autoResizeImages: boolean; defaultTools: string[] | undefined }
@@ -288,7 +309,7 @@ class SettingsCache {
     let entry = this.byCwd.get(ctx.cwd);
     if (!entry) {
       try {
-        const settings = SettingsManager.create(ctx.cwd, getAgentDir(), {
+        const settings = this.api.SettingsManager.create(ctx.cwd, this.api.getAgentDir(), {
           projectTrusted: ctx.isProjectTrusted(),
         });
         entry = {
@@ -329,12 +350,13 @@ const WITHHELD =
  * (private to Pi). If the executor cannot answer, every checked file is withheld (fail closed).
  */
 export async function guardContextFiles(
+  piAgentDir: string,
   systemPrompt: string,
   contextFiles: readonly { path: string; content: string }[] | undefined,
   client: ExecutorClient | undefined,
   log: Logger,
 ): Promise<string> {
-  const agentDir = path.resolve(getAgentDir());
+  const agentDir = path.resolve(piAgentDir);
   const checked = (contextFiles ?? []).filter(
     (f) => f.content.length > 0 && path.dirname(path.resolve(f.path)) !== agentDir,
   );

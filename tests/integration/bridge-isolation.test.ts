@@ -306,6 +306,15 @@ describe("three principals on the host", {
     assert.equal(bang.success, true, JSON.stringify(bang));
     assert.equal((bang.data as { output: string }).output, `${NOBODY}\n/nonexistent\n`);
 
+    // A new session is a new runtime in the same Pi (the extension runs again): tools still go to the executor.
+    const fresh = await l.client.request({ type: "new_session", id: "new-1" }, 30_000);
+    assert.equal(fresh.success, true, JSON.stringify(fresh));
+    const after = await l.tool("BASH id -u");
+    assert.equal(after.isError, false, after.text);
+    assert.equal(after.text.trim(), String(NOBODY));
+    const bangAfter = await l.client.request({ type: "bash", id: "bang-3", command: "id -u" }, 30_000);
+    assert.equal((bangAfter.data as { output: string }).output, `${NOBODY}\n`);
+
     // set_policy works; under read-only the RPC bash is refused by the bridge, and the gate would refuse it too.
     const set = await l.client.request({ type: "set_policy", id: "sp-1", policy: "read-only" });
     assert.equal(set.success, true, JSON.stringify(set));

@@ -175,6 +175,12 @@ describe("tool executor", { skip: !isRoot ? "needs root to switch uids (CI runs 
         return { error: (error as Error).message };
       }
     };
+    // rg searches files in parallel: the order of grep's lines is not Pi's to fix, so compare them sorted.
+    const sortGrep = (tool: string, value: { ok?: { content: { text?: string }[] } }) => {
+      if (tool !== "grep" || !value.ok) return value;
+      for (const c of value.ok.content) if (c.text) c.text = c.text.split("\n").sort().join("\n");
+      return value;
+    };
     const normalise = (value: unknown, dir: string) =>
       JSON.parse(
         JSON.stringify(value)
@@ -182,8 +188,11 @@ describe("tool executor", { skip: !isRoot ? "needs root to switch uids (CI runs 
           .replace(/pi-bash-[0-9a-f]+\.log/g, "pi-bash-<id>.log"),
       );
     for (const [tool, params] of cases) {
-      const routed = normalise(await run(tool, params(workspace), workspace, true), workspace);
-      const own = normalise(await run(tool, params(local), local, false), local);
+      const routed = sortGrep(
+        tool,
+        normalise(await run(tool, params(workspace), workspace, true), workspace),
+      );
+      const own = sortGrep(tool, normalise(await run(tool, params(local), local, false), local));
       assert.deepEqual(routed, own, `${tool} ${JSON.stringify(params("<dir>"))}`);
     }
     assert.equal(readFileSync(path.join(workspace, "new", "w.txt"), "utf8"), "written\n");

@@ -457,6 +457,7 @@ describe("router", () => {
     const prompt = (f: typeof files) =>
       `intro\n${f.map((x) => `<project_instructions path="${x.path}">\n${x.content}\n</project_instructions>`).join("\n\n")}\nend`;
     const guarded = await guardContextFiles(
+      "/pi-agent",
       prompt(files),
       files,
       fake((p) => p !== "/ws/AGENTS.md"),
@@ -465,9 +466,13 @@ describe("router", () => {
     assert.ok(!guarded.includes("sk-123456789"));
     assert.ok(guarded.includes("be brief"));
     assert.match(guarded, /withheld by chat-ui-agent/);
-    const closed = await guardContextFiles(prompt(files), files, undefined, silent);
+    const closed = await guardContextFiles("/pi-agent", prompt(files), files, undefined, silent);
     assert.ok(!closed.includes("sk-123456789") && !closed.includes("be brief"));
+    // Pi's own agent dir (private to Pi) is not checked.
+    const own = [{ path: "/pi-agent/AGENTS.md", content: "operator rules" }];
+    assert.equal(await guardContextFiles("/pi-agent", prompt(own), own, undefined, silent), prompt(own));
     const same = await guardContextFiles(
+      "/pi-agent",
       prompt(files),
       files,
       fake(() => true),
