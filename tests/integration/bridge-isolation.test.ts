@@ -312,6 +312,13 @@ describe("three principals on the host", {
     const after = await l.tool("BASH id -u");
     assert.equal(after.isError, false, after.text);
     assert.equal(after.text.trim(), String(NOBODY));
+    assert.deepEqual(
+      ((l.model.requests.at(-1)?.body.tools ?? []) as { function: { name: string } }[])
+        .map((x) => x.function.name)
+        .sort(),
+      ["bash", "edit", "read", "write"],
+      "the new runtime offers Pi's default tools too",
+    );
     const bangAfter = await l.client.request({ type: "bash", id: "bang-3", command: "id -u" }, 30_000);
     assert.equal((bangAfter.data as { output: string }).output, `${NOBODY}\n`);
 
