@@ -1,6 +1,7 @@
 // Pi's own modules, loaded from the installed (pinned, patched) package by file URL: the package's `exports`
 // map hides its internals from bare specifiers, and the same URL Pi itself imports gives the same module
 // instance. Nothing here re-implements Pi; it only reaches the functions Pi's tools really call.
+import { realpathSync } from "node:fs";
 import path from "node:path";
 import { pathToFileURL } from "node:url";
 import type {
@@ -65,6 +66,33 @@ async function load<T>(fromDir: string, relative: string, names: readonly string
     }
   }
   return module as T;
+}
+
+/**
+ * Where to look for Pi from inside Pi's own process (the gate bundle): beside the running Pi entry
+ * (process.argv[1]), since the bundle may be installed where no node_modules can be found from it. Falls back
+ * to `fallback` (the bundle's directory).
+ */
+export function runningPiDir(fallback: string): string {
+  const entry = process.argv[1];
+  if (entry) {
+    try {
+      const dir = path.dirname(realpathSync(entry));
+      findPiInstall(dir);
+      return dir;
+    } catch {
+      // not Pi (a test runner, say): use the fallback
+    }
+  }
+  return fallback;
+}
+
+/** Pi's package index (the same files the running Pi imports), by file URL. */
+export async function loadPiPackage(
+  fromDir: string,
+): Promise<typeof import("@earendil-works/pi-coding-agent")> {
+  const { packageDir } = findPiInstall(fromDir);
+  return import(pathToFileURL(path.join(packageDir, "dist", "index.js")).href);
 }
 
 export function loadPiToolPaths(fromDir: string): Promise<PiToolPaths> {

@@ -12,7 +12,7 @@ import type {
   ExtensionContext,
   ToolDefinition,
 } from "@earendil-works/pi-coding-agent";
-import { loadPiPaths, type PiPaths } from "../executor/pi-modules.ts";
+import { loadPiPackage, loadPiPaths, type PiPaths, runningPiDir } from "../executor/pi-modules.ts";
 import {
   EXECUTOR_FD_ENV,
   PATH_TOOLS,
@@ -95,7 +95,8 @@ export async function registerToolRouting(
   log: Logger,
   env: NodeJS.ProcessEnv = process.env,
 ): Promise<ToolRouting> {
-  const api: PiApi = await import("@earendil-works/pi-coding-agent");
+  const piDir = runningPiDir(import.meta.dirname);
+  const api: PiApi = await loadPiPackage(piDir);
   let client: ExecutorClient | undefined;
   let created = false;
   let configError: string | undefined;
@@ -141,7 +142,7 @@ export async function registerToolRouting(
     if (PATH_TOOLS.has(tool) && typeof params.path === "string" && !path.isAbsolute(params.path)) {
       // The gate writes the absolute path it decided on into the input (common decision 3). A relative path
       // here means it did not: resolve it as the gate would (Pi's function, the tools' HOME), so both agree.
-      piPaths ??= loadPiPaths(import.meta.dirname);
+      piPaths ??= loadPiPaths(piDir);
       const resolver = await piPaths;
       sent = {
         ...params,
