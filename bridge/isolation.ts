@@ -148,6 +148,8 @@ export interface ProtectionState {
   executor: { running: boolean; detail: string };
   /** Problems with where private state lives (e.g. a state dir inside a tree the tools may read). */
   placement: string[];
+  /** What the bridge refused or corrected at start (not a degradation: the protection held). */
+  notes: string[];
 }
 
 /** The Isolation report (bridge_status, welcome, /v1/health): full only when every protection holds. */
@@ -184,6 +186,7 @@ export function isolationReport(state: ProtectionState): Isolation {
     gid: principals.tools.gid,
     reason: reasons.length === 0 ? null : reasons.join("; "),
     reasons,
+    notes: [...state.notes],
     principals: {
       bridge: { uid: principals.bridgeUid },
       pi: { user: principals.pi.user, uid: principals.pi.uid, gid: principals.pi.gid },

@@ -58,6 +58,8 @@ export interface LaunchPlan {
   landlock: { requested: boolean; probe: LandlockProbe; domain: ToolsDomain };
   /** Private state a tool could reach (reported as degraded). */
   placement: string[];
+  /** What the bridge refused or corrected at start to keep a protection (reported, not degraded). */
+  notes: string[];
 }
 
 export interface PlanInput {
@@ -86,9 +88,6 @@ export function planLaunch(input: PlanInput): LaunchPlan {
     if (!isPassableName(name))
       throw new LaunchError(`--tool-env ${name.slice(0, 64)}: not a variable name that may be passed`);
   }
-  const piTree = preparePrivateTree(stateDir, principals);
-  seedAgentDir(operatorAgentDir(input.env), piTree.agentDir, principals.pi);
-
   const helper = findLandlockHelper(input.bundleDir);
   const probe = probeLandlock(helper);
   const domain = toolsDomain({
@@ -98,21 +97,34 @@ export function planLaunch(input: PlanInput): LaunchPlan {
   });
   const requested = input.landlock === "on";
   const sandboxed = requested && probe.abi > 0 && helper !== undefined;
-
-  const policyPath = choosePolicyPath(input.env, stateDir);
+  const protectedAtAll = sandboxed || principals.uidSeparation;
   const placement: string[] = [];
-  // On one uid, only the Landlock domain keeps private state from the tools: nothing private may lie in a tree
-  // it grants. (Without a domain everything is reachable, which the Landlock reason already says.)
-  const reachable = (label: string, target: string) => {
-    const tree = grantedTreeHolding(target, domain);
-    if (!principals.uidSeparation && sandboxed && tree !== undefined) {
-      placement.push(`${label} ${target} lies inside ${tree}, which the tools may reach`);
-    }
-  };
-  reachable("the state dir", stateDir);
-  reachable("the policy file", policyPath);
-  if (principals.uidSeparation && toolsMayWrite(path.dirname(policyPath), principals.tools)) {
-    placement.push(`the policy directory ${path.dirname(policyPath)} is writable by the tools' user`);
+  const notes: string[] = [];
+
+  // What the bridge trusts must not be writable by the tools; with no protection at all, nothing is.
+  const writable = (target: string) => toolsMayWrite(target, principals, sandboxed ? domain : undefined);
+  const configuredPolicy = choosePolicyPath(input.env, stateDir);
+  let policyPath = configuredPolicy;
+  if (protectedAtAll && configuredPolicy !== path.join(stateDir, "policy") && writable(configuredPolicy)) {
+    policyPath = path.join(stateDir, "policy");
+    notes.push(
+      `the configured policy file ${configuredPolicy} is writable by the tools: the bridge uses ${policyPath}`,
+    );
+  }
+  // The state dir is private by its mode (0700/0711) against another uid; on the tools' own uid (or as root)
+  // only the domain keeps it out of reach, so it must not lie in any tree the domain grants.
+  const grantedTree = grantedTreeHolding(stateDir, domain);
+  if (sandboxed && !principals.uidSeparation && grantedTree) {
+    placement.push(`the state dir ${stateDir} lies inside ${grantedTree}, which the tools may reach`);
+  }
+
+  const piTree = preparePrivateTree(stateDir, principals);
+  const seed = operatorAgentDir(input.env);
+  if (seed && protectedAtAll && writable(path.join(seed, "models.json"))) {
+    // Pi would read whatever the agent planted there (a provider base URL of its own, say) at the next start.
+    notes.push(`the operator's agent dir ${seed} is writable by the tools: not used to configure Pi`);
+  } else {
+    seedAgentDir(seed, piTree.agentDir, principals.pi);
   }
 
   const executorBundle = path.join(input.bundleDir, EXECUTOR_BUNDLE);
@@ -160,7 +172,7 @@ export function planLaunch(input: PlanInput): LaunchPlan {
     },
     pi: { node: input.node, args: input.piArgs, env: piEnv, spawnAs: spawnAs(principals.pi) },
   };
-  return { spec, stateDir, policyPath, piTree, landlock: { requested, probe, domain }, placement };
+  return { spec, stateDir, policyPath, piTree, landlock: { requested, probe, domain }, placement, notes };
 }
 
 /** What the executor itself must read: its bundle dir, the Node binary, Pi's node_modules. */
@@ -194,15 +206,36 @@ export function choosePolicyPath(env: NodeJS.ProcessEnv, stateDir: string): stri
   }
 }
 
-/** Whether a user (not root) could write into `dir` by its mode bits (owner, group or other write). */
-function toolsMayWrite(dir: string, tools: Principal): boolean {
-  try {
-    const st = statSync(dir);
-    if (st.uid === tools.uid) return (st.mode & 0o200) !== 0;
-    if (st.gid === tools.gid) return (st.mode & 0o020) !== 0;
+/**
+ * Whether the tools could create, modify or replace `file`: the file itself, or any directory above it (where
+ * an entry can be renamed away and planted anew), is writable for the tools by its mode bits (when they have
+ * another uid) and lies in a tree their Landlock domain grants for writing (when there is a domain). With
+ * neither protection, anything is.
+ */
+export function toolsMayWrite(
+  file: string,
+  principals: Principals,
+  domain: ToolsDomain | undefined,
+): boolean {
+  const { uid, gid } = principals.tools;
+  const modeAllows = (p: string, st: import("node:fs").Stats) => {
+    if (!principals.uidSeparation || uid === 0) return true;
+    // A sticky directory (e.g. /tmp) lets others rename only their own entries.
+    if (st.isDirectory() && (st.mode & 0o1000) !== 0 && st.uid !== uid && p !== file) return false;
+    if (st.uid === uid) return (st.mode & 0o200) !== 0;
+    if (st.gid === gid) return (st.mode & 0o020) !== 0;
     return (st.mode & 0o002) !== 0;
-  } catch {
-    return false;
+  };
+  let current = path.resolve(file);
+  for (;;) {
+    const st = statSync(current, { throwIfNoEntry: false });
+    if (st) {
+      const domainAllows = !domain || domain.write.some((tree) => isWithin(current, tree));
+      if (domainAllows && modeAllows(current, st)) return true;
+    }
+    const parent = path.dirname(current);
+    if (parent === current) return false;
+    current = parent;
   }
 }
 

@@ -131,6 +131,7 @@ function start(): Prestart {
       token: { scrubbed: reexecProblem === undefined && read?.exposure === undefined, detail: tokenDetail },
       executor: { running: true, detail: "built-in tools and `!` commands run in the tool executor" },
       placement: plan.placement,
+      notes: plan.notes,
     };
     void agent.executor.exited.then((exit) => {
       protections.executor = {

@@ -184,6 +184,8 @@ export const Isolation = z.strictObject({
   /** All reasons in one line (null when isolated). */
   reason: z.string().nullable(),
   reasons: z.array(z.string()),
+  /** What the bridge refused or corrected at start to keep a protection (a tools-writable policy file…). */
+  notes: z.array(z.string()),
   principals: z.strictObject({
     bridge: z.strictObject({ uid: z.number().int() }),
     pi: z.strictObject({ user: z.string().nullable(), uid: z.number().int(), gid: z.number().int() }),

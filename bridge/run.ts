@@ -17,6 +17,7 @@ export async function runBridge(prestart: Prestart): Promise<void> {
   const { options, token, gate, pi, isolation, epoch, child, agent } = prestart;
   agent.executor.bindLog(log);
   const report = isolation();
+  for (const note of report.notes) log.warn({ note }, "the bridge refused an unsafe setting");
   if (report.mode === "degraded") {
     log.warn({ reasons: report.reasons, protections: report.protections }, "isolation degraded");
   } else {

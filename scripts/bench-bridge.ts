@@ -33,7 +33,8 @@ const p99 = (xs: number[]) => {
 const round = (x: number, digits = 2) => Number(x.toFixed(digits));
 
 // Bridges' state dirs: beside the scratch dir (the bridges' cwd), never inside it.
-const stateRoot = mkdtempSync(path.join(tmpdir(), "bench-bridge-state-"));
+// Not in /tmp (the tools may write there): the bridge refuses a Pi configuration or policy from there.
+const stateRoot = mkdtempSync(path.join("/var/tmp", "bench-bridge-state-"));
 let stateDirs = 0;
 
 function startProcess(args: string[], env: NodeJS.ProcessEnv = {}): ChildProcessWithoutNullStreams {
@@ -288,7 +289,7 @@ async function throughputReplayRss(): Promise<Record<string, Record<string, numb
 // 6. Cold start to the first get_state response: raw `pi --mode rpc` vs the bridge (stdio), real Pi both ways.
 async function coldStart(): Promise<Record<string, number>> {
   const model = await startScriptedModel({ script: () => say("unused") });
-  const agentDir = await writeScriptedAgentDir(model.baseUrl, mkdtempSync(path.join(scratch, "agent-")));
+  const agentDir = await writeScriptedAgentDir(model.baseUrl, mkdtempSync(path.join(stateRoot, "agent-")));
   const pi = findPiInstall(root);
   const common = ["--provider", "scripted", "--model", "scripted-model", "--no-session", "--offline"];
   const timeToState = async (args: string[]) => {

@@ -86,6 +86,8 @@ async function launch(
     workspaceSetup?: (ws: string) => void;
     /** Where the workspace's parent is created (default /var/tmp, outside the tools' domain). */
     workspaceRoot?: string;
+    /** Extra bridge environment (computed from the workspace). */
+    env?: (ws: string) => NodeJS.ProcessEnv;
   },
 ): Promise<Launched> {
   const model = await startScriptedModel({ script });
@@ -140,6 +142,7 @@ async function launch(
       AGENT_POLICY: "auto",
       OPENAI_API_KEY: PROVIDER_KEY,
       HOME: mode.asUid !== undefined ? "/nonexistent" : "/root",
+      ...mode.env?.(workspace),
     },
     ...(mode.asUid !== undefined ? { uid: mode.asUid, gid: mode.asUid } : {}),
   });
@@ -247,6 +250,7 @@ describe("three principals on the host", {
     assert.equal(iso.protections.tokenScrubbed.active, true);
     assert.equal(iso.protections.executorRouting.active, true);
     assert.equal(iso.protections.landlock.active, landlockAbi > 0);
+    assert.deepEqual(iso.notes, [], "nothing the bridge trusts is writable by the tools here");
     if (landlockAbi >= 6) {
       assert.equal(iso.mode, "isolated", iso.reason ?? "");
       assert.deepEqual(iso.protections.landlock.scopes, ["signal", "abstract_unix_socket"]);
@@ -381,6 +385,34 @@ describe("three principals on the host", {
     }
     // The token still is not there: it was never in an environment or file.
     assert.ok(!open.includes("TOKEN"));
+  });
+
+  it("the bridge refuses a Pi configuration and a policy file the tools could write, and says so", async (t) => {
+    let planted = "";
+    const l = await launch(t, {
+      workspaceSetup: (ws) => {
+        // What an agent could have left in its workspace for the next start: Pi's config pointing elsewhere.
+        mkdirSync(path.join(ws, ".pi-config"));
+        writeFileSync(path.join(ws, ".pi-config", "settings.json"), '{"planted":true}\n');
+        writeFileSync(path.join(ws, "policy"), "auto\n");
+        planted = ws;
+      },
+      env: (ws) => ({
+        PI_CODING_AGENT_DIR: path.join(ws, ".pi-config"),
+        AGENT_POLICY_PATH: path.join(ws, "policy"),
+      }),
+    });
+    const iso = (await l.status()).isolation;
+    assert.match(iso.notes.join("\n"), /agent dir .*\.pi-config is writable by the tools: not used/);
+    assert.match(
+      iso.notes.join("\n"),
+      /policy file .*\/ws\/policy is writable by the tools: the bridge uses .*\/state\/policy/,
+    );
+    assert.throws(() => statSync(path.join(l.stateDir, "pi", "agent", "settings.json")), { code: "ENOENT" });
+    // The bridge reads and writes its own policy file; the one in the workspace is not consulted.
+    const policy = (await l.client.request({ type: "get_policy", id: "gp" })).data as { path: string };
+    assert.equal(policy.path, path.join(l.stateDir, "policy"));
+    assert.ok(planted.length > 0);
   });
 
   it("Pi never reads its own secrets into the prompt through a context file the agent linked", async (t) => {

@@ -15,7 +15,7 @@ import {
 } from "../../agent-runtime/dev/scripted-model.ts";
 import { WaitableLog } from "../../agent-runtime/dev/waitable-log.ts";
 import { encodeJsonl, JsonlDecoder } from "../../agent-runtime/jsonl.ts";
-import { tempDir } from "./workspace.ts";
+import { privateTempDir, tempDir } from "./workspace.ts";
 
 export const root = path.resolve(import.meta.dirname, "..", "..");
 export const bridgeBundle = path.join(root, "build", "opt", "chat-ui-agent", "bridge.mjs");
@@ -108,7 +108,8 @@ export async function startNetworkBridge(
   options: { model?: ScriptedModelOptions; fakePi?: string; args?: string[]; gate?: string } = {},
 ): Promise<NetworkBridge> {
   const cwd = await tempDir(t, "bridge-ws-");
-  const state = await tempDir(t, "bridge-state-");
+  // The policy and Pi's seed outside /tmp: the bridge refuses what the tools could write.
+  const state = await privateTempDir(t, "bridge-state-");
   const policyPath = path.join(state, "policy");
   let model: ScriptedModel | undefined;
   const env: NodeJS.ProcessEnv = {
@@ -130,7 +131,7 @@ export async function startNetworkBridge(
     args.push("--pi-command", options.fakePi);
   } else {
     model = await startScriptedModel(options.model ?? { script: [] });
-    const agentDir = await writeScriptedAgentDir(model.baseUrl, await tempDir(t, "bridge-agent-"));
+    const agentDir = await writeScriptedAgentDir(model.baseUrl, await privateTempDir(t, "bridge-agent-"));
     env.PI_CODING_AGENT_DIR = agentDir;
     args.push("--provider", "scripted", "--model", "scripted-model", "--no-session", "--offline");
   }

@@ -3,7 +3,15 @@
 // re-exec, the state-dir tree, the context-file guard, the active tool set and the executor's path check.
 import assert from "node:assert/strict";
 import { createHash } from "node:crypto";
-import { mkdirSync, readFileSync, statSync, symlinkSync, utimesSync, writeFileSync } from "node:fs";
+import {
+  chmodSync,
+  mkdirSync,
+  readFileSync,
+  statSync,
+  symlinkSync,
+  utimesSync,
+  writeFileSync,
+} from "node:fs";
 import path from "node:path";
 import { describe, it } from "node:test";
 import { loadPiToolPaths } from "../../agent-runtime/executor/pi-modules.ts";
@@ -27,6 +35,7 @@ import {
   operatorAgentDir,
   preparePrivateTree,
   seedAgentDir,
+  toolsMayWrite,
 } from "../../bridge/launch-plan.ts";
 import { Isolation } from "../../bridge/protocol.ts";
 import { HANDOVER_PREFIX, reexecWithoutSecrets } from "../../bridge/token-handover.ts";
@@ -215,6 +224,7 @@ function protections(over: Partial<ProtectionState> = {}): ProtectionState {
     token: { scrubbed: true, detail: "re-executed" },
     executor: { running: true, detail: "routed" },
     placement: [],
+    notes: [],
     ...over,
   };
 }
@@ -396,6 +406,47 @@ describe("launch plan", () => {
     ]) {
       assert.equal(mode(dir), "700", dir);
     }
+  });
+
+  it("judges what the tools could write: their domain's trees, and mode bits when they have another uid", async (t) => {
+    const base = await tempDir(t, "writable-");
+    const rootOwned = path.join(base, "root-owned");
+    mkdirSync(rootOwned, { mode: 0o755 });
+    const open = path.join(base, "open");
+    mkdirSync(open, { mode: 0o777 });
+    chmodSync(open, 0o777);
+    const passwd =
+      "root:x:0:0::/root:/bin/sh\nagent:x:4242:4242::/home/agent:/bin/sh\npi:x:999:999::/x:/bin/false\n";
+    const separated = decidePrincipals({
+      euid: 0,
+      egid: 0,
+      agentUser: "agent",
+      piUser: undefined,
+      passwd: () => passwd,
+      env: {},
+    });
+    const shared = decidePrincipals({
+      euid: 4242,
+      egid: 4242,
+      agentUser: undefined,
+      piUser: undefined,
+      passwd: () => passwd,
+      env: {},
+    });
+    const domain = toolsDomain({ workspace: "/workspace", toolHome: "/home/agent", runtime: [] });
+    const inTmp = toolsDomain({ workspace: "/workspace", toolHome: "/home/agent", runtime: [] });
+    // Another uid: mode bits decide (a root-owned 0755 dir is safe even inside a granted tree).
+    if (process.geteuid?.() === 0) {
+      assert.equal(toolsMayWrite(path.join(rootOwned, "policy"), separated, undefined), false);
+      assert.equal(toolsMayWrite(path.join(open, "policy"), separated, undefined), true);
+    }
+    // One uid: only the domain decides; outside its trees nothing is writable, inside everything is.
+    assert.equal(toolsMayWrite("/var/lib/chat-ui-agent/policy", shared, domain), false);
+    assert.equal(toolsMayWrite(path.join(base, "policy"), shared, inTmp), base.startsWith("/tmp"));
+    const wsDomain = toolsDomain({ workspace: base, toolHome: "/home/agent", runtime: [] });
+    assert.equal(toolsMayWrite(path.join(base, ".pi", "agent", "models.json"), shared, wsDomain), true);
+    // No protection at all: everything the bridge can write.
+    assert.equal(toolsMayWrite("/var/lib/chat-ui-agent/policy", shared, undefined), true);
   });
 
   it("seeds Pi's agent dir from an operator's: regular files only, newer ones only", async (t) => {
