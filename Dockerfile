@@ -13,6 +13,12 @@ RUN npm ci --ignore-scripts --no-audit --no-fund
 
 # --- build: bundle the runtime entry points (esbuild) -------------------------------------------------------
 FROM deps AS build
+# [isolation] The Landlock helper (agent-runtime/sandbox/landlock-exec.c) is compiled here; the runtime stage
+# gets only the binary. Without a compiler the build fails (CHAT_UI_AGENT_REQUIRE_LANDLOCK_HELPER).
+RUN apt-get update \
+ && apt-get install -y --no-install-recommends gcc libc6-dev \
+ && rm -rf /var/lib/apt/lists/*
+ENV CHAT_UI_AGENT_REQUIRE_LANDLOCK_HELPER=1
 COPY tsconfig.json ./
 COPY patches/ patches/
 COPY scripts/ scripts/
@@ -44,7 +50,8 @@ RUN printf '%s\n' 'path-exclude=/usr/share/doc/*' 'path-include=/usr/share/doc/*
  && apt-get update \
  && apt-get install -y --no-install-recommends tini git ripgrep ca-certificates curl \
  && apt-get clean \
- && rm -rf /var/lib/apt/lists/* /var/cache/apt/*.bin
+ && rm -rf /var/lib/apt/lists/* /var/cache/apt/*.bin \
+ && git config --system safe.bareRepository explicit
 
 # `agent` must be uid 1000 (HF Spaces); the official base ships `node` with that uid, so it gives way.
 RUN set -eu; \
@@ -56,6 +63,12 @@ RUN set -eu; \
     useradd --uid 1000 --gid agent --create-home --home-dir /home/agent --shell /bin/bash agent; \
     install -d -o agent -g agent -m 0755 /workspace; \
     install -d -o root -g root -m 0755 /run/chat-ui-agent
+
+# [isolation] Three principals: the bridge (root), Pi (`pi`, its own uid: provider keys, a private tree under the
+# state dir) and the tools (`agent`). The state dir is the bridge's (root, 0700; the bridge opens it to 0711 so
+# Pi reaches <state>/pi/, which belongs to Pi, 0700).
+RUN useradd --system --user-group --no-create-home --home-dir /nonexistent --shell /usr/sbin/nologin pi \
+ && install -d -o root -g root -m 0700 /var/lib/chat-ui-agent
 
 WORKDIR /opt/chat-ui-agent
 # The patched, pruned Pi, with the manifest that describes it and what re-checks it in place
@@ -71,6 +84,12 @@ RUN ln -s /opt/chat-ui-agent/node_modules/.bin/pi /usr/local/bin/pi \
  && pi --version \
  && rm -rf /tmp/node-compile-cache
 
+# [isolation] The runtime (gate, bundles, Pi, the Landlock helper) must be root's and read-only for everyone else:
+# checked, not chmod-ed (a recursive chmod would copy all of node_modules into a new layer). Fails the build.
+RUN bad="$(find /opt/chat-ui-agent \( ! -user root -o ! -type l \( -perm -0002 -o -perm -0020 \) \) -print -quit)" \
+ && if [ -n "$bad" ]; then echo "not root-owned or writable by others: $bad" >&2; exit 1; fi \
+ && /opt/chat-ui-agent/landlock-exec --probe
+
 LABEL org.opencontainers.image.title="chat-ui-agent-runtime" \
       org.opencontainers.image.description="Pinned, patched Pi runtime for chat-ui agent sandboxes" \
       org.opencontainers.image.source="https://github.com/huggingface/chat-ui-agent-runtime" \
@@ -83,7 +102,11 @@ ENV NODE_ENV=production \
     AGENT_POLICY_PATH=/run/chat-ui-agent/policy \
     PORT=7860
 EXPOSE 7860
-USER agent
+# [isolation] The start user is root, so a launch that only overrides the command (HF Jobs: sbx-server, which
+# starts the bridge) gets three principals. The health server (the default command) drops to `nobody` before
+# it listens; a Space that runs the container as uid 1000 still gets it (and a bridge there is degraded,
+# with Landlock between the three processes, and says so).
+USER root
 WORKDIR /workspace
 HEALTHCHECK --interval=30s --timeout=5s --start-period=15s --retries=3 \
   CMD curl -fsS "http://127.0.0.1:${PORT}/health" > /dev/null || exit 1

@@ -24,6 +24,7 @@ import { filterGrepContent, filterGrepText } from "./gate/search-result-filter.t
 import { loadBashParser } from "./gate/shell-parser.ts";
 import { createLogger } from "./log.ts";
 import { readEffectivePolicy } from "./policy/policy-store.ts";
+import { registerToolRouting } from "./tools/router.ts";
 import { vettedApprovals } from "./vetted-content.ts";
 
 /** What a tool_result handler may return (Pi does not export this type). */
@@ -59,7 +60,7 @@ interface GateState {
   log: ReturnType<typeof createLogger>;
 }
 
-export default function approvalGate(pi: ExtensionAPI): void {
+export default async function approvalGate(pi: ExtensionAPI): Promise<void> {
   const log = createLogger("approval-gate");
   const bundleDir = ownDir(import.meta.url);
   // Searches skip credential files: RIPGREP_CONFIG_PATH in this process, inherited by Pi's grep.
@@ -114,6 +115,8 @@ export default function approvalGate(pi: ExtensionAPI): void {
       };
     }
   });
+  // Built-in tools and `!` commands run through the tool executor (another principal) when one is configured.
+  await registerToolRouting(pi, log);
 }
 
 async function gateToolCall(

@@ -1,12 +1,15 @@
 // The Space's default command: a small health endpoint. HF Jobs replace it with sbx-server.
 // Fail closed: it answers 200 only once the installed Pi handler is our verified patched file AND the installed
 // Pi, started once, answered the behavioural patch probes; until then 503 (probing), and 503 with the reason
-// if either check failed.
+// if either check failed. It also says what isolation a bridge started in this container would get.
+import { readFileSync } from "node:fs";
 import Fastify from "fastify";
 import { createLogger, type Logger } from "./log.ts";
 import { findPiInstall } from "./pi-install.ts";
 import { type BehaviourVerdict, probeInstalledPi } from "./pi-patch-behaviour.ts";
 import { checkPatchedPi, type PatchStatus } from "./pi-patch-status.ts";
+import { findLandlockHelper, probeLandlock } from "./sandbox/landlock.ts";
+import { dropRoot, type IsolationCapability, isolationCapability } from "./sandbox/privileges.ts";
 import { PI_VERSION, RUNTIME_VERSION } from "./version.ts";
 
 export type { PatchStatus };
@@ -26,6 +29,8 @@ export interface HealthServerOptions {
   patchStatus: PatchStatus;
   /** Read on every request: the probe finishes after the server is already listening. */
   probe: () => ProbeState;
+  /** What isolation a bridge started in this container would get (issue 11). */
+  isolation?: IsolationCapability;
   env?: NodeJS.ProcessEnv;
   logger?: Logger;
 }
@@ -56,8 +61,14 @@ export function credentialPresence(env: NodeJS.ProcessEnv): Record<string, "pres
   );
 }
 
-export function healthBody(patchStatus: PatchStatus, probe: ProbeState, env: NodeJS.ProcessEnv) {
+export function healthBody(
+  patchStatus: PatchStatus,
+  probe: ProbeState,
+  env: NodeJS.ProcessEnv,
+  isolation?: IsolationCapability,
+) {
   const common = {
+    ...(isolation ? { isolation } : {}),
     version: RUNTIME_VERSION,
     pi: PI_VERSION,
     node: process.versions.node,
@@ -125,7 +136,7 @@ export function buildHealthServer(options: HealthServerOptions) {
     app.get(url, async (_request, reply) => {
       const probe = options.probe();
       reply.code(healthStatusCode(options.patchStatus, probe)).header("cache-control", "no-store");
-      return healthBody(options.patchStatus, probe, env);
+      return healthBody(options.patchStatus, probe, env, options.isolation);
     });
   }
   return app;
@@ -177,6 +188,18 @@ async function main(): Promise<void> {
   const log = createLogger("health-server");
   const port = parsePort(process.env.PORT);
   const host = parseHost(process.env.HOST);
+  const startUid = process.geteuid?.() ?? 0;
+  const isolation = isolationCapability({
+    startUid,
+    landlock: probeLandlock(findLandlockHelper(import.meta.dirname)),
+    passwd: readPasswd(),
+  });
+  // Serving needs no privilege: as root (the image's start user), become `nobody` before listening, and
+  // before the patch probe starts Pi.
+  const dropped = dropRoot(process.env.HEALTH_USER || "nobody");
+  if (dropped) log.info({ user: dropped.name, uid: dropped.uid }, "dropped root");
+  if (isolation.expected === "degraded")
+    log.warn({ reasons: isolation.reasons }, "a bridge started here runs degraded");
   const checks = startPatchChecks(import.meta.dirname);
   const { patchStatus } = checks;
   if (patchStatus.ok)
@@ -188,7 +211,7 @@ async function main(): Promise<void> {
     else if (probe.state === "failed")
       log.error({ reason: probe.reason }, "Pi failed the patch probes: serving 503");
   });
-  const app = buildHealthServer({ patchStatus, probe: checks.probe, logger: log });
+  const app = buildHealthServer({ patchStatus, probe: checks.probe, isolation, logger: log });
   await app.listen({ host, port });
   const stop = async (signal: string) => {
     log.info({ signal }, "shutting down");
@@ -197,6 +220,14 @@ async function main(): Promise<void> {
   };
   process.once("SIGTERM", () => void stop("SIGTERM"));
   process.once("SIGINT", () => void stop("SIGINT"));
+}
+
+function readPasswd(): string {
+  try {
+    return readFileSync("/etc/passwd", "utf8");
+  } catch {
+    return "";
+  }
 }
 
 // Run only as the program (the bundle or `node health-server.ts`), not when a test imports the module.

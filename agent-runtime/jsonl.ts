@@ -15,6 +15,8 @@ export class JsonlLineTooLongError extends Error {
 export class JsonlDecoder {
   private readonly decoder = new StringDecoder("utf8");
   private buffered = "";
+  /** Byte length of `buffered`, kept as pieces arrive (measuring the whole buffer per chunk is quadratic). */
+  private bufferedBytes = 0;
   private discarding = false;
 
   /** @param maxLineBytes lines longer than this are dropped and reported via onOversized */
@@ -39,21 +41,27 @@ export class JsonlDecoder {
       if (this.discarding) {
         this.discarding = false;
         this.buffered = "";
+        this.bufferedBytes = 0;
         continue;
       }
+      const lineBytes = this.bufferedBytes + Buffer.byteLength(piece);
       const line = this.buffered + piece;
       this.buffered = "";
-      if (Buffer.byteLength(line) > this.maxLineBytes) {
+      this.bufferedBytes = 0;
+      if (lineBytes > this.maxLineBytes) {
         this.onOversized(new JsonlLineTooLongError(this.maxLineBytes));
         continue;
       }
       lines.push(line.endsWith("\r") ? line.slice(0, -1) : line);
     }
     if (!this.discarding) {
-      this.buffered += text.slice(start);
-      if (Buffer.byteLength(this.buffered) > this.maxLineBytes) {
+      const rest = text.slice(start);
+      this.buffered += rest;
+      this.bufferedBytes += Buffer.byteLength(rest);
+      if (this.bufferedBytes > this.maxLineBytes) {
         this.onOversized(new JsonlLineTooLongError(this.maxLineBytes));
         this.buffered = "";
+        this.bufferedBytes = 0;
         this.discarding = true;
       }
     }
@@ -64,6 +72,7 @@ export class JsonlDecoder {
   end(): string | undefined {
     const rest = this.buffered + this.decoder.end();
     this.buffered = "";
+    this.bufferedBytes = 0;
     if (this.discarding || rest.length === 0) return undefined;
     return rest.endsWith("\r") ? rest.slice(0, -1) : rest;
   }

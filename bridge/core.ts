@@ -50,7 +50,8 @@ export interface CoreOptions {
   detachedGraceMs: number;
   idleExitMs: number;
   maxFrameBytes: number;
-  isolation: Isolation;
+  /** The live isolation report (it changes if the tool executor stops). */
+  isolation: () => Isolation;
   policy: PolicyAccess;
   log: Logger;
   /** Called when the bridge should shut down (idle exit, Pi gone for good after linger). */
@@ -627,6 +628,14 @@ export class BridgeCore {
   }
 
   private forwardCommand(command: Frame, clientId: string | undefined, type: string): void {
+    if (type === "bash" && this.policyReport()?.policy === "read-only") {
+      // A person's `!` command is a shell like any other: read-only stops it here too (the gate refuses it as well).
+      this.finishCommand(
+        clientId,
+        failure(clientId, type, "policy_blocks_bash", "the policy is read-only: `!` commands do not run"),
+      );
+      return;
+    }
     if (type === "abort" || SESSION_REPLACING_COMMANDS.has(type)) {
       // Cancel means refused; and Pi would block a session swap on an open dialog.
       this.dialogs.refusePending("cancelled");
@@ -850,6 +859,7 @@ export class BridgeCore {
       policy: this.policyReport(),
       pi: this.piStatus(),
       agentBusy: this.agentRunning,
+      isolation: this.options.isolation(),
     };
   }
 
@@ -860,7 +870,7 @@ export class BridgeCore {
       firstSeq: this.firstSeq(),
       mode: this.options.mode,
       pi: this.piStatus(),
-      isolation: this.options.isolation,
+      isolation: this.options.isolation(),
       policy: this.policyReport(),
       pendingDialogs: this.pendingDialogs(),
       client: {

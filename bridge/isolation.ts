@@ -1,5 +1,9 @@
-// Decides whether Pi runs as the unprivileged agent user, or degraded (same uid as the bridge) and why.
+// Who runs as whom (issue 11): the bridge (root when it can be), Pi (its own uid, `pi`), and the agent's tools
+// (the `--agent-user`, in the tool executor, inside a Landlock domain). Decides the principals from the uid the
+// bridge has and the users that exist, and reports every protection that holds or does not, with reasons.
 import { readFileSync } from "node:fs";
+import type { LandlockProbe } from "../agent-runtime/sandbox/landlock.ts";
+import { LANDLOCK_SCOPES_ABI, landlockScopes } from "../agent-runtime/sandbox/landlock.ts";
 import type { Isolation } from "./protocol.ts";
 
 export interface PasswdEntry {
@@ -22,47 +26,200 @@ export function parsePasswd(text: string): PasswdEntry[] {
   return entries;
 }
 
-export interface IsolationDecision {
-  isolation: Isolation;
-  /** Spawn credentials and HOME for Pi when isolated. */
-  spawnAs: { uid: number; gid: number; home: string } | undefined;
+export interface Principal {
+  user: string | null;
+  uid: number;
+  gid: number;
+  home: string;
+  /** True when the bridge must switch to this uid/gid to start the process. */
+  switchTo: boolean;
 }
 
-export function decideIsolation(input: {
+export interface Principals {
+  bridgeUid: number;
+  tools: Principal;
+  pi: Principal;
+  /** Bridge, Pi and tools on three different uids, none of them root except the bridge. */
+  uidSeparation: boolean;
+  /** Why uid separation does not hold (empty when it does). */
+  reasons: string[];
+}
+
+export const DEFAULT_PI_USER = "pi";
+
+/** The three principals from the bridge's uid, the flags and the user database (pure; tested without root). */
+export function decidePrincipals(input: {
+  euid: number;
+  egid: number;
   agentUser: string | undefined;
-  euid: number | undefined;
+  piUser: string | undefined;
   passwd: () => string;
-}): IsolationDecision {
-  const degraded = (reason: string, user: string | null = input.agentUser ?? null): IsolationDecision => ({
-    isolation: { mode: "degraded", user, uid: null, gid: null, reason },
-    spawnAs: undefined,
-  });
-  if (!input.agentUser) return degraded("no --agent-user given: Pi runs with the bridge's own uid");
-  if (input.euid !== 0) {
-    return degraded(
-      `the bridge is not root (euid ${input.euid ?? "unknown"}), so it cannot switch to ${input.agentUser}`,
-    );
-  }
-  let entries: PasswdEntry[];
+  env: NodeJS.ProcessEnv;
+}): Principals {
+  let entries: PasswdEntry[] = [];
+  let passwdError: string | undefined;
   try {
     entries = parsePasswd(input.passwd());
-  } catch (err) {
-    return degraded(`cannot read the user database: ${(err as Error).message}`);
+  } catch (error) {
+    passwdError = (error as Error).message;
   }
-  const entry = entries.find((e) => e.name === input.agentUser);
-  if (!entry) return degraded(`user ${input.agentUser} does not exist`);
-  if (entry.uid === 0 || entry.gid === 0)
-    return degraded(`user ${input.agentUser} is privileged (uid/gid 0)`);
-  return {
-    isolation: { mode: "isolated", user: entry.name, uid: entry.uid, gid: entry.gid, reason: null },
-    spawnAs: { uid: entry.uid, gid: entry.gid, home: entry.home },
+  const self = entries.find((e) => e.uid === input.euid);
+  const sameAsBridge: Principal = {
+    user: self?.name ?? input.env.USER ?? null,
+    uid: input.euid,
+    gid: input.egid,
+    home: self?.home ?? input.env.HOME ?? "/",
+    switchTo: false,
   };
+  if (input.euid !== 0) {
+    return {
+      bridgeUid: input.euid,
+      tools: sameAsBridge,
+      pi: sameAsBridge,
+      uidSeparation: false,
+      reasons: [
+        `the bridge is not root (uid ${input.euid}), so the bridge, Pi and the tools share one uid` +
+          (input.agentUser && input.agentUser !== self?.name
+            ? ` (--agent-user ${input.agentUser} cannot be used)`
+            : ""),
+      ],
+    };
+  }
+  const reasons: string[] = [];
+  if (passwdError) reasons.push(`cannot read the user database (${passwdError})`);
+  const lookup = (name: string | undefined, role: string): PasswdEntry | undefined => {
+    if (!name) return undefined;
+    const entry = entries.find((e) => e.name === name);
+    if (!entry) {
+      if (!passwdError) reasons.push(`${role} user ${name} does not exist`);
+      return undefined;
+    }
+    if (entry.uid === 0 || entry.gid === 0) {
+      reasons.push(`${role} user ${name} is privileged (uid/gid 0)`);
+      return undefined;
+    }
+    return entry;
+  };
+  if (!input.agentUser) reasons.push("no --agent-user given");
+  const toolsEntry = lookup(input.agentUser, "the tools'");
+  const piName = input.piUser ?? DEFAULT_PI_USER;
+  let piEntry = lookup(piName, "Pi's");
+  if (piEntry && toolsEntry && piEntry.uid === toolsEntry.uid) {
+    reasons.push(`Pi's user ${piName} has the tools' uid ${toolsEntry.uid}`);
+    piEntry = undefined;
+  }
+  const tools: Principal = toolsEntry
+    ? {
+        user: toolsEntry.name,
+        uid: toolsEntry.uid,
+        gid: toolsEntry.gid,
+        home: toolsEntry.home,
+        switchTo: true,
+      }
+    : { ...sameAsBridge };
+  const pi: Principal = piEntry
+    ? { user: piEntry.name, uid: piEntry.uid, gid: piEntry.gid, home: piEntry.home, switchTo: true }
+    : { ...sameAsBridge };
+  if (!toolsEntry) reasons.push("the tools run as root");
+  if (!piEntry) reasons.push("Pi runs as root");
+  return { bridgeUid: 0, tools, pi, uidSeparation: reasons.length === 0, reasons };
 }
 
-export function decideProcessIsolation(agentUser: string | undefined): IsolationDecision {
-  return decideIsolation({
+export function decideProcessPrincipals(
+  agentUser: string | undefined,
+  piUser: string | undefined,
+): Principals {
+  return decidePrincipals({
+    euid: process.geteuid?.() ?? 0,
+    egid: process.getegid?.() ?? 0,
     agentUser,
-    euid: process.geteuid?.(),
+    piUser,
     passwd: () => readFileSync("/etc/passwd", "utf8"),
+    env: process.env,
   });
+}
+
+/** What the bridge knows about each protection, at start and as the executor runs. */
+export interface ProtectionState {
+  principals: Principals;
+  landlock: { requested: boolean; probe: LandlockProbe; failure: string | undefined };
+  toolEnv: { passThrough: readonly string[] };
+  token: { scrubbed: boolean; detail: string };
+  executor: { running: boolean; detail: string };
+  /** Problems with where private state lives (e.g. a state dir inside a tree the tools may read). */
+  placement: string[];
+  /** What the bridge refused or corrected at start (not a degradation: the protection held). */
+  notes: string[];
+}
+
+/** The Isolation report (bridge_status, welcome, /v1/health): full only when every protection holds. */
+export function isolationReport(state: ProtectionState): Isolation {
+  const { principals, landlock } = state;
+  const reasons = [...principals.reasons.map((r) => `uid separation: ${r}`)];
+  const abi = landlock.probe.abi;
+  const landlockActive =
+    landlock.requested && abi > 0 && landlock.failure === undefined && state.executor.running;
+  let landlockDetail: string;
+  if (!landlock.requested) landlockDetail = "switched off (--landlock off)";
+  else if (abi === 0) landlockDetail = "reason" in landlock.probe ? landlock.probe.reason : "unavailable";
+  else if (landlock.failure) landlockDetail = landlock.failure;
+  else if (!state.executor.running) landlockDetail = "the tool executor is not running";
+  else
+    landlockDetail =
+      `ABI ${abi}: the tools read and run the system trees, write only the workspace, /tmp and their HOME` +
+      (abi >= LANDLOCK_SCOPES_ABI
+        ? "; no signals to or abstract sockets of other processes; no ptrace of them"
+        : "");
+  if (!landlockActive) reasons.push(`Landlock: ${landlockDetail}`);
+  else if (abi < LANDLOCK_SCOPES_ABI) {
+    reasons.push(
+      `Landlock: ABI ${abi} cannot scope signals and abstract unix sockets (needs ${LANDLOCK_SCOPES_ABI})`,
+    );
+  }
+  if (!state.token.scrubbed) reasons.push(`token: ${state.token.detail}`);
+  if (!state.executor.running) reasons.push(`tool routing: ${state.executor.detail}`);
+  for (const problem of state.placement) reasons.push(`state: ${problem}`);
+  return {
+    mode: reasons.length === 0 ? "isolated" : "degraded",
+    user: principals.tools.user,
+    uid: principals.tools.uid,
+    gid: principals.tools.gid,
+    reason: reasons.length === 0 ? null : reasons.join("; "),
+    reasons,
+    notes: [...state.notes],
+    principals: {
+      bridge: { uid: principals.bridgeUid },
+      pi: { user: principals.pi.user, uid: principals.pi.uid, gid: principals.pi.gid },
+      tools: {
+        user: principals.tools.user,
+        uid: principals.tools.uid,
+        gid: principals.tools.gid,
+        home: principals.tools.home,
+      },
+    },
+    protections: {
+      uidSeparation: {
+        active: principals.uidSeparation,
+        detail: principals.uidSeparation
+          ? `bridge uid ${principals.bridgeUid}, Pi uid ${principals.pi.uid}, tools uid ${principals.tools.uid}`
+          : principals.reasons.join("; "),
+      },
+      landlock: {
+        active: landlockActive,
+        abi,
+        scopes: landlockActive ? landlockScopes(abi) : [],
+        detail: landlockDetail,
+      },
+      toolEnvScrubbed: {
+        active: true,
+        detail:
+          "tools get an allow-listed environment (PATH, HOME, USER, LOGNAME, LANG, LC_*, TERM, TZ, TMPDIR, the run marker)" +
+          (state.toolEnv.passThrough.length > 0
+            ? ` plus ${state.toolEnv.passThrough.join(", ")} (--tool-env)`
+            : ""),
+      },
+      tokenScrubbed: { active: state.token.scrubbed, detail: state.token.detail },
+      executorRouting: { active: state.executor.running, detail: state.executor.detail },
+    },
+  };
 }

@@ -9,6 +9,9 @@ try {
   await runBridge(prestart);
 } catch (err) {
   log.fatal({ err: err instanceof Error ? err.message : String(err) }, "bridge failed");
-  if (prestart.ok) prestart.child.signalGroup("SIGKILL");
+  if (prestart.ok) {
+    prestart.child.signalGroup("SIGKILL");
+    prestart.agent.executor.signalGroup("SIGKILL");
+  }
   process.exit(1);
 }

@@ -303,6 +303,8 @@ export class NetworkServer {
         pi: { state: pi.state, patched: pi.patched, problem: pi.problem, restarts: pi.restarts },
         attached: this.core.attached !== undefined,
         ...this.healthExtra(),
+        // Unauthenticated, so the summary only: which mode, and why not isolated (bridge_status has the rest).
+        isolation: (({ mode, reasons }) => ({ mode, reasons }))(this.core.status().isolation),
       };
       // Fail closed where a load balancer or sbx-server looks: an unverified Pi is not a healthy bridge.
       res.writeHead(status === "agent_unverified" ? 503 : 200, {

@@ -9,6 +9,12 @@ export interface BridgeOptions {
   tokenFile: string | undefined;
   gate: string | undefined;
   agentUser: string | undefined;
+  /** Pi's own unprivileged user when the bridge is root (default "pi"). */
+  piUser: string | undefined;
+  /** Extra variable names the tools' environment passes through (repeatable --tool-env). */
+  toolEnv: string[];
+  /** Test and operator switch: "off" runs the tools without their Landlock domain (reported as degraded). */
+  landlock: "on" | "off";
   lingerMs: number;
   idleExitMs: number;
   detachedGraceMs: number;
@@ -33,7 +39,10 @@ export class OptionsError extends Error {}
 
 const MiB = 1024 * 1024;
 
-type Spec = { key: keyof BridgeOptions; kind: "string" | "duration" | "size" | "count" | "listen" };
+type Spec = {
+  key: keyof BridgeOptions;
+  kind: "string" | "duration" | "size" | "count" | "listen" | "list" | "onoff";
+};
 
 const FLAGS: Record<string, Spec> = {
   "--listen": { key: "listen", kind: "listen" },
@@ -41,6 +50,9 @@ const FLAGS: Record<string, Spec> = {
   "--token-file": { key: "tokenFile", kind: "string" },
   "--gate": { key: "gate", kind: "string" },
   "--agent-user": { key: "agentUser", kind: "string" },
+  "--pi-user": { key: "piUser", kind: "string" },
+  "--tool-env": { key: "toolEnv", kind: "list" },
+  "--landlock": { key: "landlock", kind: "onoff" },
   "--linger": { key: "lingerMs", kind: "duration" },
   "--idle-exit": { key: "idleExitMs", kind: "duration" },
   "--detached-grace": { key: "detachedGraceMs", kind: "duration" },
@@ -56,8 +68,20 @@ const FLAGS: Record<string, Spec> = {
   "--log-file": { key: "logFile", kind: "string" },
 };
 
-/** Pi flags a caller may not forward: they would load other code, trust the workspace or leave RPC mode. */
-const REFUSED_PI_FLAGS = new Set(["-e", "--extension", "-a", "--approve", "-p", "--print", "--export"]);
+/**
+ * Pi flags a caller may not forward: they would load other code, trust the workspace or leave RPC mode, or
+ * (--api-key) put a credential on a command line, which every process can read in /proc/<pid>/cmdline.
+ */
+const REFUSED_PI_FLAGS = new Set([
+  "-e",
+  "--extension",
+  "-a",
+  "--approve",
+  "-p",
+  "--print",
+  "--export",
+  "--api-key",
+]);
 
 /** Pi's session flags: in network mode the bridge owns the session (it restarts Pi on it), so none may be forwarded. */
 const SESSION_PI_FLAGS = new Set([
@@ -78,6 +102,9 @@ export function defaultOptions(): BridgeOptions {
     tokenFile: undefined,
     gate: undefined,
     agentUser: undefined,
+    piUser: undefined,
+    toolEnv: [],
+    landlock: "on",
     lingerMs: 60_000,
     idleExitMs: 30 * 60_000,
     detachedGraceMs: 10 * 60_000,
@@ -148,6 +175,9 @@ export function parseOptions(argv: readonly string[]): BridgeOptions {
     }
     const spec = FLAGS[name];
     if (!spec) {
+      if (name === "--api-key") {
+        throw new OptionsError("--api-key cannot be forwarded to Pi: pass provider keys in the environment");
+      }
       if (REFUSED_PI_FLAGS.has(name)) {
         throw new OptionsError(`${name} cannot be forwarded to Pi: the bridge loads only its approval gate`);
       }
@@ -174,6 +204,13 @@ export function parseOptions(argv: readonly string[]): BridgeOptions {
       }
       case "listen":
         options.listen = parseListen(value);
+        break;
+      case "list":
+        (set[spec.key] as string[]).push(value);
+        break;
+      case "onoff":
+        if (value !== "on" && value !== "off") throw new OptionsError(`${name} must be "on" or "off"`);
+        set[spec.key] = value;
         break;
     }
   }

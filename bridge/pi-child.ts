@@ -1,6 +1,7 @@
 // The one Pi process: spawned argv-only in its own process group, stdout drained always (Pi blocks
 // its agent loop on stdout backpressure), stderr into our log, the whole group killed on shutdown.
 import { type ChildProcessWithoutNullStreams, spawn } from "node:child_process";
+import type { Socket } from "node:net";
 import { JsonlDecoder } from "../agent-runtime/jsonl.ts";
 import type { Logger } from "../agent-runtime/log.ts";
 import { endTree, RUN_MARKER_ENV, type TreeSpec } from "./process-tree.ts";
@@ -23,6 +24,8 @@ export interface PiSpawnSpec {
   spawnAs: { uid: number; gid: number } | undefined;
   /** Value of RUN_MARKER_ENV given to Pi, so its detached tools can be found when it ends. */
   runId: string;
+  /** The tool executor's channel, given to Pi as its fd 3 (agent-launch.ts). */
+  channel?: Socket;
 }
 
 export interface PiExitInfo {
@@ -64,11 +67,11 @@ export class PiChild implements AgentUnit {
     this.child = spawn(spec.node, spec.args, {
       cwd: spec.cwd,
       env: { ...spec.env, [RUN_MARKER_ENV]: spec.runId },
-      stdio: ["pipe", "pipe", "pipe"],
+      stdio: spec.channel ? ["pipe", "pipe", "pipe", spec.channel] : ["pipe", "pipe", "pipe"],
       // Own process group: shutdown signals Pi and every tool process it started.
       detached: true,
       ...(spec.spawnAs ? { uid: spec.spawnAs.uid, gid: spec.spawnAs.gid } : {}),
-    });
+    }) as ChildProcessWithoutNullStreams;
     const decoder = new JsonlDecoder();
     const line = (raw: string) => {
       if (this.onLine) this.onLine(raw);

@@ -1,17 +1,21 @@
-// The first thing bridge.mjs evaluates: check the command line and start Pi, before the heavier modules
-// (logger, schemas, WebSocket) load, so Pi boots in parallel with them. Nothing is started unless every
-// check passes (fail closed); errors are reported by main once the logger exists.
-import { readFileSync, statSync } from "node:fs";
+// The first thing bridge.mjs evaluates: check the command line, move the token out of the environment, open the
+// state dir and start the agent (the tool executor and Pi), before the heavier modules (logger, schemas,
+// WebSocket) load, so Pi boots in parallel with them. Nothing is started unless every check passes (fail
+// closed); errors are reported by main once the logger exists.
+import { readFileSync, statSync, unlinkSync } from "node:fs";
 import path from "node:path";
 import { findPiInstall, type PiInstall } from "../agent-runtime/pi-install.ts";
-import { type AgentLaunch, startAgent } from "./agent-launch.ts";
-import { decideProcessIsolation, type IsolationDecision } from "./isolation.ts";
+import { type AgentLaunch, type AgentPair, startAgent } from "./agent-launch.ts";
+import { decideProcessPrincipals, isolationReport, type ProtectionState } from "./isolation.ts";
+import { type LaunchPlan, planLaunch } from "./launch-plan.ts";
 import { type BridgeOptions, OptionsError, parseOptions } from "./options.ts";
 import type { PiChild } from "./pi-child.ts";
 import { type EndTreeResult, endTree } from "./process-tree.ts";
-import { ensurePiSessionDir, type OpenedState, openStateDir } from "./state-dir.ts";
+import type { Isolation } from "./protocol.ts";
+import { type OpenedState, openStateDir } from "./state-dir.ts";
+import { bridgeSecretNames, nodeExecve, reexecWithoutSecrets, TOKEN_ENV } from "./token-handover.ts";
 
-export const TOKEN_ENV = "CHAT_UI_AGENT_BRIDGE_TOKEN";
+export { TOKEN_ENV };
 
 export class StartupError extends Error {}
 
@@ -21,22 +25,39 @@ export interface Started {
   token: string | undefined;
   gate: string;
   pi: PiInstall;
-  decision: IsolationDecision;
+  plan: LaunchPlan;
+  /** What holds between the principals, now (live: it follows the executor of the current pair). */
+  isolation: () => Isolation;
+  protections: ProtectionState;
   state: OpenedState;
   /** Processes of an earlier bridge on this state dir that were still running (and were ended). */
   leftovers: EndTreeResult;
-  /** How to start the agent again (the supervisor restarts Pi with it, on the current session). */
+  /** How to start the agent again (the supervisor restarts the pair with it, on the current session). */
   launch: AgentLaunch;
+  agent: AgentPair;
+  /** Pi (the same as agent.pi). */
   child: PiChild;
 }
 
 export type Prestart = Started | { ok: false; error: Error; exitCode: number };
 
-function readToken(options: BridgeOptions): string {
+/** Reads the token (env or --token-file, which is then removed); says whether a tool could have read it. */
+function readToken(options: BridgeOptions): { token: string; exposure: string | undefined } {
   let token = process.env[TOKEN_ENV];
+  let exposure: string | undefined;
   if (options.tokenFile) {
     try {
-      token = readFileSync(options.tokenFile, "utf8").trim();
+      const file = path.resolve(options.tokenFile);
+      const st = statSync(file);
+      token = readFileSync(file, "utf8").trim();
+      try {
+        unlinkSync(file);
+      } catch (err) {
+        exposure = `the token file ${file} could not be removed (${(err as NodeJS.ErrnoException).code})`;
+      }
+      if ((st.mode & 0o044) !== 0) {
+        exposure ??= `the token file ${file} was readable by other users (mode ${(st.mode & 0o777).toString(8)}) until the bridge removed it`;
+      }
     } catch (err) {
       throw new StartupError(`cannot read --token-file: ${(err as NodeJS.ErrnoException).code ?? err}`);
     }
@@ -45,7 +66,7 @@ function readToken(options: BridgeOptions): string {
     throw new StartupError(`network mode needs a token: set ${TOKEN_ENV} or pass --token-file`);
   }
   if (token.length < 16) throw new StartupError("the bridge token must be at least 16 characters");
-  return token;
+  return { token, exposure };
 }
 
 function resolveGate(options: BridgeOptions): string {
@@ -58,56 +79,109 @@ function resolveGate(options: BridgeOptions): string {
   throw new StartupError(`approval gate not found at ${gate}: refusing to start Pi without it`);
 }
 
-/** Pi's environment: ours minus every bridge secret; the agent user's HOME when isolated. */
-export function piEnvironment(home: string | undefined, user: string | null): NodeJS.ProcessEnv {
-  const env: NodeJS.ProcessEnv = {};
-  for (const [key, value] of Object.entries(process.env)) {
-    if (key.startsWith("CHAT_UI_AGENT_BRIDGE_")) continue;
-    env[key] = value;
-  }
-  if (home !== undefined) {
-    env.HOME = home;
-    if (user) {
-      env.USER = user;
-      env.LOGNAME = user;
-    }
-  }
-  return env;
-}
-
 async function start(): Promise<Prestart> {
   try {
     const options = parseOptions(process.argv.slice(2));
-    const token = options.listen ? readToken(options) : undefined;
-    // The token stays in this process only; nothing we spawn inherits it.
-    delete process.env[TOKEN_ENV];
+    const stateDir = path.resolve(options.stateDir);
+    // The token must not stay in the initial environment (/proc/<pid>/environ): re-exec without it. This call
+    // does not return when it re-executes; the new image finds the token in a private --token-file.
+    const secretsAtStart = bridgeSecretNames(process.env).length > 0;
+    const reexecProblem = reexecWithoutSecrets({
+      argv: process.argv.slice(1),
+      env: process.env,
+      bridgeStateDir: path.join(stateDir, "bridge"),
+      handOverToken: options.listen !== undefined && options.tokenFile === undefined,
+      execve: nodeExecve(),
+    });
+    const read = options.listen ? readToken(options) : undefined;
+    for (const name of bridgeSecretNames(process.env)) delete process.env[name];
     const gate = resolveGate(options);
     const cwd = path.resolve(options.cwd);
     if (!statSync(cwd, { throwIfNoEntry: false })?.isDirectory()) {
       throw new StartupError(`--cwd ${cwd} is not a directory`);
     }
     const pi = findPiInstall(import.meta.dirname);
-    const decision = decideProcessIsolation(options.agentUser);
-    const state = await openStateDir(options.stateDir, { workspace: cwd });
+    const principals = decideProcessPrincipals(options.agentUser, options.piUser);
+    const state = await openStateDir(stateDir, { workspace: cwd });
     const markerPrefix = `${state.identity.stateId}.`;
-    // A bridge that died (kill -9, OOM) could not end its Pi and tools: they go before a new Pi opens the session.
+    // A bridge that died (kill -9, OOM) could not end its agent: its Pi, executor and tools go before a new Pi
+    // opens the session.
     const leftovers = await endTree({ markers: [markerPrefix] }, { signal: "SIGKILL" });
-    const euid = process.geteuid?.() ?? 0;
-    const launch: AgentLaunch = {
-      node: process.execPath,
-      entry: options.piCommand ? path.resolve(options.piCommand) : pi.cliPath,
-      gate,
-      forwarded: options.piArgs,
+    const plan = planLaunch({
       cwd,
-      env: piEnvironment(decision.spawnAs?.home, decision.isolation.user),
-      spawnAs: decision.spawnAs,
-      markerPrefix,
-      session: options.listen
-        ? { dir: ensurePiSessionDir(state.paths, euid, decision.spawnAs), current: state.session }
-        : undefined,
+      stateDir: state.paths.root,
+      principals,
+      landlock: options.landlock,
+      toolEnvNames: options.toolEnv,
+      bundleDir: import.meta.dirname,
+      piPackageDir: pi.packageDir,
+      pi: {
+        entry: options.piCommand ? path.resolve(options.piCommand) : pi.cliPath,
+        gate,
+        forwarded: options.piArgs,
+      },
+      runId: markerPrefix,
+      env: process.env,
+      node: process.execPath,
+    });
+    // The bridge reads and writes the same policy file it tells Pi about.
+    process.env.AGENT_POLICY_PATH = plan.policyPath;
+    const tokenDetail =
+      reexecProblem ??
+      read?.exposure ??
+      (secretsAtStart
+        ? "the bridge re-executed itself without its secrets; the token lives only in its memory"
+        : options.listen
+          ? "the token came from --token-file, which the bridge removed; it lives only in the bridge's memory"
+          : "stdio mode: no token");
+    const protections: ProtectionState = {
+      principals,
+      landlock: { requested: plan.landlock.requested, probe: plan.landlock.probe, failure: undefined },
+      toolEnv: { passThrough: options.toolEnv },
+      token: { scrubbed: reexecProblem === undefined && read?.exposure === undefined, detail: tokenDetail },
+      executor: { running: true, detail: "built-in tools and `!` commands run in the tool executor" },
+      placement: plan.placement,
+      notes: plan.notes,
     };
-    const child = startAgent(launch);
-    return { ok: true, options, token, gate, pi, decision, state, leftovers, launch, child };
+    let current: AgentPair | undefined;
+    const launch: AgentLaunch = {
+      spec: plan.spec,
+      markerPrefix,
+      session: options.listen ? { dir: plan.piTree.sessions, current: state.session } : undefined,
+      // The report follows the executor of the pair that runs now (a restart starts a new one).
+      onStart: (pair) => {
+        protections.executor = {
+          running: true,
+          detail: "built-in tools and `!` commands run in the tool executor",
+        };
+        void pair.executor.exited.then((exit) => {
+          if (current !== pair) return;
+          protections.executor = {
+            running: false,
+            detail: `the tool executor exited (${exit.signal ?? `code ${exit.code}`}): tool calls fail, nothing runs in Pi's process instead`,
+          };
+          if (exit.landlockFailure)
+            protections.landlock.failure = `the helper could not apply the domain: ${exit.landlockFailure}`;
+        });
+        current = pair;
+      },
+    };
+    const agent = startAgent(launch);
+    return {
+      ok: true,
+      options,
+      token: read?.token,
+      gate,
+      pi,
+      plan,
+      isolation: () => isolationReport(protections),
+      protections,
+      state,
+      leftovers,
+      launch,
+      agent,
+      child: agent.pi,
+    };
   } catch (err) {
     const error = err instanceof Error ? err : new Error(String(err));
     return { ok: false, error, exitCode: err instanceof OptionsError ? 2 : 1 };

@@ -207,12 +207,51 @@ export const PiStatus = z.strictObject({
 });
 export type PiStatus = z.infer<typeof PiStatus>;
 
+/** One protection: whether it holds now, and what it does or why it does not. */
+export const Protection = z.strictObject({ active: z.boolean(), detail: z.string() });
+
+/**
+ * The three principals (bridge, Pi, tools) and each protection between them (issue 11). `mode` is "isolated"
+ * only when every protection holds; otherwise "degraded", with one reason per missing protection.
+ */
 export const Isolation = z.strictObject({
   mode: z.enum(["isolated", "degraded"]),
+  /** The tools' user (what --agent-user names), its uid and gid. */
   user: z.string().nullable(),
   uid: z.number().int().nullable(),
   gid: z.number().int().nullable(),
+  /** All reasons in one line (null when isolated). */
   reason: z.string().nullable(),
+  reasons: z.array(z.string()),
+  /** What the bridge refused or corrected at start to keep a protection (a tools-writable policy file…). */
+  notes: z.array(z.string()),
+  principals: z.strictObject({
+    bridge: z.strictObject({ uid: z.number().int() }),
+    pi: z.strictObject({ user: z.string().nullable(), uid: z.number().int(), gid: z.number().int() }),
+    tools: z.strictObject({
+      user: z.string().nullable(),
+      uid: z.number().int(),
+      gid: z.number().int(),
+      home: z.string(),
+    }),
+  }),
+  protections: z.strictObject({
+    /** Bridge, Pi and tools on three uids (needs root). */
+    uidSeparation: Protection,
+    /** The tools' Landlock domain: filesystem rules, and from ABI 6 signal and abstract-socket scopes. */
+    landlock: z.strictObject({
+      active: z.boolean(),
+      abi: z.number().int(),
+      scopes: z.array(z.enum(["signal", "abstract_unix_socket"])),
+      detail: z.string(),
+    }),
+    /** Tools get an allow-listed environment (no provider keys, no tokens). */
+    toolEnvScrubbed: Protection,
+    /** The bridge token is in no environment or file a tool can read. */
+    tokenScrubbed: Protection,
+    /** Built-in tools and `!` commands run in the tool executor, not in Pi's process. */
+    executorRouting: Protection,
+  }),
 });
 export type Isolation = z.infer<typeof Isolation>;
 
@@ -233,6 +272,8 @@ export const Snapshot = z.strictObject({
   policy: PolicyReport.nullable(),
   pi: PiStatus,
   agentBusy: z.boolean(),
+  /** Which protections hold between the bridge, Pi and the tools (the same report as bridge_status). */
+  isolation: Isolation,
 });
 export type Snapshot = z.infer<typeof Snapshot>;
 
@@ -397,6 +438,7 @@ export const BridgeResponseError = z.enum([
   "invalid_policy",
   "symlink_target",
   "io_error",
+  "policy_blocks_bash",
 ]);
 export type BridgeResponseError = z.infer<typeof BridgeResponseError>;
 

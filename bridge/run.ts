@@ -21,7 +21,7 @@ export async function runBridge(prestart: Prestart): Promise<void> {
     log.fatal({ err: prestart.error.message }, "bridge failed to start");
     process.exit(prestart.exitCode);
   }
-  const { options, token, gate, pi, decision, state, leftovers, launch, child } = prestart;
+  const { options, token, gate, pi, isolation, state, leftovers, launch, agent } = prestart;
   let logFile: LogFileInfo | undefined;
   try {
     logFile = await addLogFile(log, {
@@ -34,13 +34,13 @@ export async function runBridge(prestart: Prestart): Promise<void> {
   if (leftovers.found > 0) {
     log.warn({ ...leftovers }, "ended processes an earlier bridge on this state dir left running");
   }
-  if (decision.isolation.mode === "degraded") {
-    log.warn(
-      { reason: decision.isolation.reason },
-      "isolation degraded: Pi runs with the bridge's privileges",
-    );
+  const report = isolation();
+  for (const note of report.notes) log.warn({ note }, "the bridge refused an unsafe setting");
+  if (report.mode === "degraded") {
+    log.warn({ reasons: report.reasons, protections: report.protections }, "isolation degraded");
+  } else {
+    log.info({ protections: report.protections }, "isolation: bridge, Pi and tools are three principals");
   }
-
   let shutdownStarted = false;
   let network: NetworkServer | undefined;
   let stdioSink: StdioSink | undefined;
@@ -91,7 +91,7 @@ export async function runBridge(prestart: Prestart): Promise<void> {
     idleExitMs: options.idleExitMs,
     lingerMs: options.lingerMs,
     maxFrameBytes: options.maxFrameBytes,
-    isolation: decision.isolation,
+    isolation,
     policy: { read: () => readEffectivePolicy(), set: (o) => setPolicy(o) },
     log,
     requestShutdown,
@@ -134,13 +134,14 @@ export async function runBridge(prestart: Prestart): Promise<void> {
   if (durable) core.recoverInterrupted(durable.openDialogs);
   // Pi was started by prestart (warm before the first client); from here on the core reads it.
   const restarted = options.listen !== undefined && !state.fresh;
-  core.attachPi(child, restarted ? { kind: "bridge_restarted", previous: null } : undefined);
+  core.attachPi(agent, restarted ? { kind: "bridge_restarted", previous: null } : undefined);
   log.info(
     {
-      piPid: child.pid,
+      piPid: agent.pid,
       pi: pi.version,
       gate,
-      isolation: decision.isolation.mode,
+      isolation: report.mode,
+      executorPid: agent.executor.pid,
       mode: options.listen ? "network" : "stdio",
       stateDir: state.paths.root,
       logFile: logFile?.current ?? null,

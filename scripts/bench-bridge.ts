@@ -36,8 +36,18 @@ const p99 = (xs: number[]) => {
 };
 const round = (x: number, digits = 2) => Number(x.toFixed(digits));
 
+// Bridges' state dirs: beside the scratch dir (the bridges' cwd), never inside it.
+// Not in /tmp (the tools may write there): the bridge refuses a Pi configuration or policy from there.
+const stateRoot = mkdtempSync(path.join("/var/tmp", "bench-bridge-state-"));
+let stateDirs = 0;
+
 function startProcess(args: string[], env: NodeJS.ProcessEnv = {}): ChildProcessWithoutNullStreams {
-  const child = spawn(process.execPath, args, {
+  // A bridge gets its own state dir (the default one is shared by every bridge run as this user).
+  const withState =
+    args[0] === bundle
+      ? [args[0], "--state-dir", path.join(stateRoot, `state-${++stateDirs}`), ...args.slice(1)]
+      : args;
+  const child = spawn(process.execPath, withState, {
     cwd: scratch,
     env: {
       PATH: process.env.PATH,
@@ -283,7 +293,7 @@ async function throughputReplayRss(): Promise<Record<string, Record<string, numb
 // 6. Cold start to the first get_state response: raw `pi --mode rpc` vs the bridge (stdio), real Pi both ways.
 async function coldStart(): Promise<Record<string, number>> {
   const model = await startScriptedModel({ script: () => say("unused") });
-  const agentDir = await writeScriptedAgentDir(model.baseUrl, mkdtempSync(path.join(scratch, "agent-")));
+  const agentDir = await writeScriptedAgentDir(model.baseUrl, mkdtempSync(path.join(stateRoot, "agent-")));
   const pi = findPiInstall(root);
   const common = ["--provider", "scripted", "--model", "scripted-model", "--no-session", "--offline"];
   const timeToState = async (args: string[]) => {
@@ -435,4 +445,5 @@ try {
   for (const child of children)
     if (child.exitCode === null && child.signalCode === null) child.kill("SIGKILL");
   rmSync(scratch, { recursive: true, force: true });
+  rmSync(stateRoot, { recursive: true, force: true });
 }

@@ -4,6 +4,7 @@ import { copyFile, mkdir, rm, writeFile } from "node:fs/promises";
 import { createRequire } from "node:module";
 import path from "node:path";
 import { build } from "esbuild";
+import { buildLandlockHelper } from "./build-landlock.mjs";
 import { guardSource } from "./node-guard.mjs";
 
 const root = path.resolve(import.meta.dirname, "..");
@@ -17,6 +18,8 @@ export const entries = [
   // Split: bridge.mjs itself holds only the launcher that starts Pi; the rest loads while Pi boots.
   { source: "bridge/main.ts", output: "bridge.mjs", split: true },
   { source: "bridge/attach/main.ts", output: "chat-ui-agent.mjs" },
+  // Runs the agent's tools as their own principal (started by the bridge, channel on fd 3).
+  { source: "agent-runtime/executor/main.ts", output: "tool-executor.mjs" },
 ];
 
 /**
@@ -73,6 +76,7 @@ export async function buildAll() {
   // the gate checks this file byte for byte against its own rules at load.
   const { searchExcludeConfig, RG_EXCLUDE_FILE } = await import("../agent-runtime/gate/search-excludes.ts");
   await writeFile(path.join(outDir, RG_EXCLUDE_FILE), searchExcludeConfig(), { mode: 0o444 });
+  buildLandlockHelper(outDir);
   return entries.map((e) => path.join(outDir, e.output));
 }
 

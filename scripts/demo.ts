@@ -6,7 +6,6 @@ import { type ChildProcess, spawn } from "node:child_process";
 import { randomBytes } from "node:crypto";
 import { createWriteStream } from "node:fs";
 import { mkdtemp, readFile, rm, writeFile } from "node:fs/promises";
-import { tmpdir } from "node:os";
 import path from "node:path";
 import { writeScriptedAgentDir } from "../agent-runtime/dev/agent-dir.ts";
 import { waitForHttp } from "../agent-runtime/dev/http-probe.ts";
@@ -75,7 +74,9 @@ async function git(cwd: string, ...args: string[]): Promise<void> {
 
 async function main(): Promise<void> {
   const modelFlags = realModelFlags(process.argv.slice(2));
-  const temp = await mkdtemp(path.join(tmpdir(), "chat-ui-demo-"));
+  // Not in /tmp: the agent's tools may write there, and the bridge refuses a policy file or a Pi
+  // configuration the tools could have written (the workspace below is granted to them explicitly).
+  const temp = await mkdtemp(path.join("/var/tmp", "chat-ui-demo-"));
   const workspace = path.join(temp, "workspace");
   const remote = path.join(temp, "remote.git");
   const policyPath = path.join(temp, "policy");
@@ -122,14 +123,12 @@ async function main(): Promise<void> {
       // A state dir of its own: the demo starts a new conversation every time (and never shares a bridge's).
       [
         bridgeBundle,
-        ...[
-          "--listen",
-          "127.0.0.1:0",
-          "--cwd",
-          workspace,
-          "--state-dir",
-          await mkdtemp(path.join(temp, "state-")),
-        ],
+        "--listen",
+        "127.0.0.1:0",
+        "--cwd",
+        workspace,
+        "--state-dir",
+        path.join(temp, "state"),
         ...piFlags,
         "--no-session",
       ],

@@ -174,7 +174,8 @@ describe("the product image", { timeout: 20 * 60_000 }, () => {
       /NODE_EXTRA_CA_CERTS|ca-certificates\.crt/,
     );
     assert.deepEqual(Object.keys(Config.ExposedPorts ?? {}), ["7860/tcp"]);
-    assert.equal(Config.User, "agent");
+    // The start user is root (issue 11): the bridge gets three principals; the health server drops root.
+    assert.equal(Config.User, "root");
     assert.deepEqual(Config.Entrypoint, ["/usr/bin/tini", "--"]);
     assert.deepEqual(Config.Cmd, ["node", "/opt/chat-ui-agent/health-server.mjs"]);
     assert.match(

@@ -7,14 +7,14 @@ import { writeScriptedAgentDir } from "../../agent-runtime/dev/agent-dir.ts";
 import { startScriptedModel } from "../../agent-runtime/dev/scripted-model.ts";
 import { alive, StdioDriver, spawnBridge } from "../support/bridge.ts";
 import { bridgeScript } from "../support/bridge-script.ts";
-import { tempDir } from "../support/workspace.ts";
+import { privateTempDir, tempDir } from "../support/workspace.ts";
 
 test("stdio mode with the real approval gate beside bridge.mjs speaks Pi's RPC: same lines, no seq; EOF shuts down", async (t) => {
   const model = await startScriptedModel({ script: bridgeScript });
   t.after(() => model.close());
   const cwd = await tempDir(t, "bridge-stdio-ws-");
-  const state = await tempDir(t, "bridge-stdio-state-");
-  const agentDir = await writeScriptedAgentDir(model.baseUrl, await tempDir(t, "bridge-stdio-agent-"));
+  const state = await privateTempDir(t, "bridge-stdio-state-");
+  const agentDir = await writeScriptedAgentDir(model.baseUrl, await privateTempDir(t, "bridge-stdio-agent-"));
   const bridge = spawnBridge(t, {
     args: [
       "--mode",

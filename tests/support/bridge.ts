@@ -2,6 +2,7 @@
 // a Pi RPC client (stdio).
 import { type ChildProcessWithoutNullStreams, spawn } from "node:child_process";
 import { existsSync, mkdtempSync } from "node:fs";
+import { rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import type { TestContext } from "node:test";
@@ -14,7 +15,7 @@ import {
 } from "../../agent-runtime/dev/scripted-model.ts";
 import { WaitableLog } from "../../agent-runtime/dev/waitable-log.ts";
 import { encodeJsonl, JsonlDecoder } from "../../agent-runtime/jsonl.ts";
-import { tempDir } from "./workspace.ts";
+import { privateTempDir, tempDir } from "./workspace.ts";
 
 export const root = path.resolve(import.meta.dirname, "..", "..");
 export const bridgeBundle = path.join(root, "build", "opt", "chat-ui-agent", "bridge.mjs");
@@ -39,20 +40,24 @@ export interface StartBridgeOptions {
   args: string[];
   env?: NodeJS.ProcessEnv;
   cwd?: string;
+  /** Start the bridge as this uid/gid (the test must be root): the image's non-root launch. */
+  uid?: number;
+  gid?: number;
 }
 
-/** Spawns `node bridge.mjs …`; kills it (and waits) at test end. */
+/** Spawns `node bridge.mjs …`; kills it (and waits) at test end. Each bridge gets its own state dir. */
 export function spawnBridge(t: TestContext, options: StartBridgeOptions): BridgeProcess {
   if (!existsSync(bridgeBundle))
     throw new Error(`${bridgeBundle} is missing: run \`node scripts/build.mjs\` first`);
-  // Every bridge gets a state dir of its own unless the test names one (the default is shared per uid).
   const args = options.args.includes("--state-dir")
     ? options.args
-    : [...options.args, "--state-dir", mkdtempSync(path.join(tmpdir(), "bridge-state-dir-"))];
+    : ["--state-dir", mkdtempSync(path.join(tmpdir(), "bridge-state-dir-")), ...options.args];
+  const ownStateDir = options.args.includes("--state-dir") ? undefined : args[1];
   const child = spawn(process.execPath, [bridgeBundle, ...args], {
     cwd: options.cwd ?? root,
     env: { PATH: process.env.PATH, LANG: "C.UTF-8", PI_OFFLINE: "1", ...options.env },
     stdio: ["pipe", "pipe", "pipe"],
+    ...(options.uid !== undefined ? { uid: options.uid, gid: options.gid ?? options.uid } : {}),
   });
   let stderr = "";
   const logs = new WaitableLog<Record<string, unknown>>(() => `; stderr: ${stderr.slice(-3000)}`);
@@ -83,6 +88,7 @@ export function spawnBridge(t: TestContext, options: StartBridgeOptions): Bridge
       await exited;
       clearTimeout(timer);
     }
+    if (ownStateDir) await rm(ownStateDir, { recursive: true, force: true });
   });
   const waitForLog = (pred: (log: Record<string, unknown>) => boolean, ms = 20_000) => logs.waitFor(pred, ms);
   return { child, logs: logs.items, stderr: () => stderr, exited, exitStatus: () => exitInfo, waitForLog };
@@ -127,8 +133,9 @@ export async function startNetworkBridge(
 ): Promise<NetworkBridge> {
   const reuse = options.reuse;
   const cwd = reuse?.cwd ?? (await tempDir(t, "bridge-ws-"));
-  const home = reuse?.home ?? (await tempDir(t, "bridge-home-"));
-  const stateDir = reuse?.stateDir ?? (await tempDir(t, "bridge-state-"));
+  // The policy, Pi's seed and the state outside /tmp: the bridge refuses what the tools could write.
+  const home = reuse?.home ?? (await privateTempDir(t, "bridge-home-"));
+  const stateDir = reuse?.stateDir ?? (await privateTempDir(t, "bridge-state-"));
   const policyPath = path.join(home, "policy");
   let model: ScriptedModel | undefined = reuse?.model;
   let agentDir = reuse?.agentDir;
@@ -158,7 +165,7 @@ export async function startNetworkBridge(
       const theModel = model;
       t.after(() => theModel.close());
     }
-    agentDir ??= await writeScriptedAgentDir(model.baseUrl, await tempDir(t, "bridge-agent-"));
+    agentDir ??= await writeScriptedAgentDir(model.baseUrl, await privateTempDir(t, "bridge-agent-"));
     env.PI_CODING_AGENT_DIR = agentDir;
     args.push("--provider", "scripted", "--model", "scripted-model", "--offline");
     if (options.piCommand) args.push("--pi-command", options.piCommand);

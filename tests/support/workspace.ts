@@ -9,3 +9,13 @@ export async function tempDir(t: TestContext, prefix = "chat-ui-test-"): Promise
   t.after(() => rm(dir, { recursive: true, force: true }));
   return dir;
 }
+
+/**
+ * A temp dir outside /tmp, which the tools' Landlock domain grants: for what the bridge must trust (an agent
+ * dir it seeds Pi from, a policy file), so that it does not refuse them as writable by the tools.
+ */
+export async function privateTempDir(t: TestContext, prefix = "chat-ui-private-"): Promise<string> {
+  const dir = await mkdtemp(path.join("/var/tmp", prefix));
+  t.after(() => rm(dir, { recursive: true, force: true }));
+  return dir;
+}

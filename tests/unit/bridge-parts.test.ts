@@ -6,7 +6,7 @@ import fc from "fast-check";
 import { checkAnswer } from "../../bridge/dialogs.ts";
 import { capText, MAX_FRAME_DEPTH, nestsDeeperThan, usableId } from "../../bridge/frame-input.ts";
 import { type CommandRecord, IdempotencyStore, payloadDigest } from "../../bridge/idempotency.ts";
-import { decideIsolation, parsePasswd } from "../../bridge/isolation.ts";
+import { decidePrincipals, parsePasswd } from "../../bridge/isolation.ts";
 import { OptionsError, parseDuration, parseOptions } from "../../bridge/options.ts";
 import type { PendingDialog } from "../../bridge/protocol.ts";
 import { ReplayRing } from "../../bridge/replay-ring.ts";
@@ -219,22 +219,42 @@ test("options: bridge flags parsed and validated, Pi flags forwarded, dangerous 
   assert.deepEqual(parseOptions(["--listen", "127.0.0.1:1", "--no-session"]).piArgs, ["--no-session"]);
 });
 
-test("isolation: isolated only as root with an existing unprivileged user; otherwise degraded with a reason", () => {
-  const passwd = "root:x:0:0:root:/root:/bin/sh\nagent:x:1000:1000::/home/agent:/bin/sh\n";
-  assert.equal(parsePasswd(passwd).length, 2);
-  const ok = decideIsolation({ agentUser: "agent", euid: 0, passwd: () => passwd });
-  assert.deepEqual(ok.isolation, { mode: "isolated", user: "agent", uid: 1000, gid: 1000, reason: null });
-  assert.deepEqual(ok.spawnAs, { uid: 1000, gid: 1000, home: "/home/agent" });
+test("principals: three uids only as root with existing unprivileged agent and pi users; otherwise reasons", () => {
+  const passwd =
+    "root:x:0:0:root:/root:/bin/sh\nagent:x:1000:1000::/home/agent:/bin/sh\npi:x:999:999::/nonexistent:/bin/false\n";
+  assert.equal(parsePasswd(passwd).length, 3);
+  const base = { egid: 0, passwd: () => passwd, env: {} };
+  const ok = decidePrincipals({ ...base, euid: 0, agentUser: "agent", piUser: undefined });
+  assert.equal(ok.uidSeparation, true);
+  assert.deepEqual(ok.reasons, []);
+  assert.deepEqual(ok.tools, { user: "agent", uid: 1000, gid: 1000, home: "/home/agent", switchTo: true });
+  assert.deepEqual(ok.pi, { user: "pi", uid: 999, gid: 999, home: "/nonexistent", switchTo: true });
   const cases = [
-    { agentUser: undefined, euid: 0, reason: /no --agent-user/ },
-    { agentUser: "agent", euid: 1000, reason: /not root/ },
-    { agentUser: "ghost", euid: 0, reason: /does not exist/ },
-    { agentUser: "root", euid: 0, reason: /privileged/ },
+    { agentUser: undefined, piUser: undefined, euid: 0, reason: /no --agent-user/ },
+    { agentUser: "agent", piUser: undefined, euid: 1000, reason: /not root/ },
+    { agentUser: "ghost", piUser: undefined, euid: 0, reason: /ghost does not exist/ },
+    { agentUser: "root", piUser: undefined, euid: 0, reason: /privileged/ },
+    {
+      agentUser: "agent",
+      piUser: "nobody-here",
+      euid: 0,
+      reason: /nobody-here does not exist.*Pi runs as root/,
+    },
+    { agentUser: "agent", piUser: "agent", euid: 0, reason: /has the tools' uid/ },
   ];
   for (const c of cases) {
-    const d = decideIsolation({ agentUser: c.agentUser, euid: c.euid, passwd: () => passwd });
-    assert.equal(d.isolation.mode, "degraded");
-    assert.match(d.isolation.reason ?? "", c.reason);
-    assert.equal(d.spawnAs, undefined);
+    const d = decidePrincipals({ ...base, euid: c.euid, agentUser: c.agentUser, piUser: c.piUser });
+    assert.equal(d.uidSeparation, false, c.reason.source);
+    assert.match(d.reasons.join("; "), c.reason);
   }
+  const nonRoot = decidePrincipals({
+    ...base,
+    euid: 1000,
+    egid: 1000,
+    agentUser: "agent",
+    piUser: undefined,
+  });
+  assert.equal(nonRoot.tools.uid, 1000);
+  assert.equal(nonRoot.pi.uid, 1000);
+  assert.equal(nonRoot.tools.switchTo, false);
 });

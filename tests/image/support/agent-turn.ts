@@ -35,7 +35,9 @@ export function describeAgentTurn(image: () => string): void {
     it("read-only blocks a write; `chat-ui-agent-policy set auto` lets the next one through", async (t) => {
       const model = await startScriptedModel({ script: writeScript });
       const agentDir = await writeScriptedAgentDir(model.baseUrl, await tempDir(t, "image-pi-agent-"));
-      chmodSync(agentDir, 0o777); // Pi runs as the unprivileged agent user and keeps auth.json there.
+      // Readable, not writable, for others: the bridge seeds Pi's private agent dir from it, and refuses a
+      // configuration the agent's tools could have written (issue 11).
+      chmodSync(agentDir, 0o755);
 
       const container = await docker.createContainer({
         Image: image(),

@@ -1,0 +1,142 @@
+// The shell backend of Pi's bash tool (and of a person's `!` commands) inside the executor: Pi's BashOperations
+// contract (docs/extensions.md, "Remote Execution"), implemented so that every shell starts through the
+// fd-closing helper (no fd of the executor's, nor one its parents leaked, reaches a tool) and an abort or
+// timeout ends the tool's whole process tree, not only its process group.
+import { spawn } from "node:child_process";
+import { randomBytes } from "node:crypto";
+import { constants } from "node:fs";
+import { access } from "node:fs/promises";
+import type { BashOperations } from "@earendil-works/pi-coding-agent";
+import type { PiChildProcess } from "./pi-modules.ts";
+import { killTrees } from "./process-tree.ts";
+
+/** How a tool shell starts: `file args… command`. */
+export interface ShellLaunch {
+  file: string;
+  args: string[];
+  /** Whether the launcher closes every inherited fd above 2 before bash starts. */
+  closesInheritedFds: boolean;
+  /** Whether each shell gets a nested Landlock domain (no ptrace of the executor). */
+  nested: boolean;
+}
+
+/**
+ * Bash (as Pi's getShellConfig picks it on Linux), through the helper when there is one. `nest` (when the
+ * executor runs in a Landlock domain) gives each shell a nested domain, so tools cannot ptrace the executor.
+ */
+export function toolShellLaunch(helper: string | undefined, nest: boolean, bash = "/bin/bash"): ShellLaunch {
+  if (helper) {
+    return {
+      file: helper,
+      args: ["--close-fds", ...(nest ? ["--nest"] : []), "--", bash, "-c"],
+      closesInheritedFds: true,
+      nested: nest,
+    };
+  }
+  return { file: bash, args: ["-c"], closesInheritedFds: false, nested: false };
+}
+
+const MAX_TIMEOUT_MS = 2_147_483_647;
+
+/** Pi's rule for the bash `timeout` parameter (seconds), with Pi's messages. */
+function timeoutMs(timeout: number | undefined): number | undefined {
+  if (timeout === undefined) return undefined;
+  if (!Number.isFinite(timeout) || timeout <= 0) {
+    throw new Error("Invalid timeout: must be a finite number of seconds");
+  }
+  const ms = timeout * 1000;
+  if (ms > MAX_TIMEOUT_MS) throw new Error(`Invalid timeout: maximum is ${MAX_TIMEOUT_MS / 1000} seconds`);
+  return ms;
+}
+
+/**
+ * Every shell gets CHAT_UI_AGENT_TOOL_CALL=<executor id>.<n> in its environment, which its descendants inherit:
+ * processes that left the shell's session and ancestry are still found (ShellSessions, killTrees).
+ */
+export const TOOL_CALL_MARKER_ENV = "CHAT_UI_AGENT_TOOL_CALL";
+
+/** Shell sessions this executor started, so they can all be ended when the executor stops. */
+export class ShellSessions {
+  private readonly sessions = new Set<number>();
+  private readonly max: number;
+  /** This executor's marker prefix: `CHAT_UI_AGENT_TOOL_CALL=<id>.` */
+  readonly markerPrefix = `${TOOL_CALL_MARKER_ENV}=${randomBytes(8).toString("hex")}.`;
+  private nextCall = 1;
+
+  constructor(max = 4096) {
+    this.max = max;
+  }
+
+  /** A fresh marker entry value for one shell (`<id>.<n>`). */
+  nextMarker(): string {
+    return `${this.markerPrefix.slice(TOOL_CALL_MARKER_ENV.length + 1)}${this.nextCall++}`;
+  }
+
+  add(pid: number): void {
+    this.sessions.add(pid);
+    if (this.sessions.size > this.max) {
+      const oldest = this.sessions.values().next().value;
+      if (oldest !== undefined) this.sessions.delete(oldest);
+    }
+  }
+
+  /** Ends every process of every session started so far (background processes included). */
+  killAll(): number {
+    const roots = [...this.sessions];
+    this.sessions.clear();
+    return killTrees(roots, { envMarker: this.markerPrefix });
+  }
+}
+
+export function createShellOperations(
+  launch: ShellLaunch,
+  childProcess: PiChildProcess,
+  sessions: ShellSessions,
+): BashOperations {
+  return {
+    exec: async (command, cwd, { onData, signal, timeout, env }) => {
+      const limitMs = timeoutMs(timeout);
+      if (signal?.aborted) throw new Error("aborted");
+      try {
+        await access(cwd, constants.F_OK);
+      } catch {
+        throw new Error(`Working directory does not exist: ${cwd}\nCannot execute bash commands.`);
+      }
+      const marker = sessions.nextMarker();
+      const child = spawn(launch.file, [...launch.args, command], {
+        cwd,
+        detached: true,
+        env: { ...(env ?? {}), [TOOL_CALL_MARKER_ENV]: marker },
+        stdio: ["ignore", "pipe", "pipe"],
+      });
+      const pid = child.pid;
+      if (pid !== undefined) sessions.add(pid);
+      let timedOut = false;
+      let timer: NodeJS.Timeout | undefined;
+      const end = () => {
+        killTrees(pid !== undefined ? [pid] : [], { envMarker: `${TOOL_CALL_MARKER_ENV}=${marker}\0` });
+      };
+      try {
+        if (limitMs !== undefined) {
+          timer = setTimeout(() => {
+            timedOut = true;
+            end();
+          }, limitMs);
+        }
+        child.stdout?.on("data", onData);
+        child.stderr?.on("data", onData);
+        if (signal) {
+          if (signal.aborted) end();
+          else signal.addEventListener("abort", end, { once: true });
+        }
+        const exitCode = await childProcess.waitForChildProcess(child);
+        if (signal?.aborted) throw new Error("aborted");
+        if (timedOut) throw new Error(`timeout:${timeout}`);
+        return { exitCode };
+      } finally {
+        if (timer) clearTimeout(timer);
+        signal?.removeEventListener("abort", end);
+      }
+    },
+  };
+}

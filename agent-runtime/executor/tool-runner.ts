@@ -1,0 +1,152 @@
+// Runs one routed tool call with Pi's own tool implementation, after the executor's own two checks: the path
+// the gate decided on is the one Pi's tool will open (resolved again here, as the tool resolves it, with the
+// tools' HOME), and vetted files still hold the bytes the person approved (bash).
+import path from "node:path";
+import type { AgentToolResult, ExtensionContext } from "@earendil-works/pi-coding-agent";
+import { verifyVetted } from "../vetted-content.ts";
+import type { PiChildProcess, PiToolFactories, PiToolPaths } from "./pi-modules.ts";
+import {
+  type CallErrorCode,
+  OPTIONAL_PATH_TOOLS,
+  PATH_TOOLS,
+  type ToolCallRequest,
+  type ToolResultShape,
+} from "./protocol.ts";
+import { createShellOperations, type ShellLaunch, type ShellSessions } from "./shell-ops.ts";
+
+export class CallError extends Error {
+  readonly code: CallErrorCode;
+
+  constructor(code: CallErrorCode, message: string) {
+    super(message);
+    this.code = code;
+  }
+}
+
+export interface ToolRunnerDeps {
+  factories: PiToolFactories;
+  toolPaths: PiToolPaths;
+  childProcess: PiChildProcess;
+  shell: ShellLaunch;
+  sessions: ShellSessions;
+  /** The tools' environment (allow-listed by the bridge), plus the ripgrep config. */
+  toolEnv: Record<string, string>;
+}
+
+/** Why a call's path may not run here, or undefined when Pi's tool will open exactly that path. */
+export function pathRefusal(request: ToolCallRequest, toolPaths: PiToolPaths): string | undefined {
+  if (!PATH_TOOLS.has(request.tool)) return undefined;
+  const raw = request.params.path;
+  if (raw === undefined && OPTIONAL_PATH_TOOLS.has(request.tool)) return undefined;
+  if (typeof raw !== "string") return "the path parameter is not a string";
+  if (!path.isAbsolute(raw)) {
+    return `the path "${raw.slice(0, 200)}" is not the absolute path the approval gate decided on`;
+  }
+  let resolved: string;
+  try {
+    resolved =
+      request.tool === "read"
+        ? toolPaths.resolveReadPath(raw, request.cwd)
+        : toolPaths.resolveToCwd(raw, request.cwd);
+  } catch (error) {
+    return `the path cannot be resolved (${(error as Error).message})`;
+  }
+  if (resolved !== raw) {
+    return `the path "${raw.slice(0, 200)}" resolves to "${resolved.slice(0, 200)}" for the tools, not to the path the approval gate decided on`;
+  }
+  return undefined;
+}
+
+type Update = (partial: ToolResultShape) => void;
+
+export class ToolRunner {
+  private readonly load: () => Promise<ToolRunnerDeps>;
+
+  /** `load` gives the dependencies (Pi's modules load on first use). */
+  constructor(load: () => Promise<ToolRunnerDeps>) {
+    this.load = load;
+  }
+
+  async run(request: ToolCallRequest, signal: AbortSignal, onUpdate: Update): Promise<ToolResultShape> {
+    let deps: ToolRunnerDeps;
+    try {
+      deps = await this.load();
+    } catch (error) {
+      throw new CallError(
+        "internal",
+        `the tool executor cannot load Pi's tools: ${(error as Error).message}`,
+      );
+    }
+    const refusal = pathRefusal(request, deps.toolPaths);
+    if (refusal) throw new CallError("refused", `Refused by the tool executor: ${refusal}. Nothing ran.`);
+    if (request.tool === "bash") {
+      if (typeof request.params.command !== "string") {
+        throw new CallError("invalid_request", "bash needs a string command");
+      }
+      // Immediately before the run: the person approved these bytes, and only these (common decision 4).
+      const vetted = verifyVetted(request.vetted);
+      if (!vetted.ok) {
+        throw new CallError(
+          "refused",
+          `Refused by the tool executor: ${vetted.path} was shown for approval, but ${vetted.reason}. Nothing ran.`,
+        );
+      }
+    }
+    const tool = this.definition(request, deps);
+    const ctx = {
+      model: request.options.modelInput ? { input: request.options.modelInput } : undefined,
+    } as unknown as ExtensionContext;
+    let result: AgentToolResult<unknown>;
+    try {
+      result = await tool.execute(
+        request.id,
+        request.params as never,
+        signal,
+        (partial: AgentToolResult<unknown>) => onUpdate(shapeOf(partial)),
+        ctx,
+      );
+    } catch (error) {
+      const message = error instanceof Error ? error.message : String(error);
+      throw new CallError(signal.aborted ? "aborted" : "tool_error", message);
+    }
+    return shapeOf(result);
+  }
+
+  /** Pi's own definition of the tool, with the options Pi's settings gave it and our shell backend. */
+  private definition(request: ToolCallRequest, deps: ToolRunnerDeps) {
+    const { factories, toolEnv } = deps;
+    const { cwd, options } = request;
+    switch (request.tool) {
+      case "read":
+        return factories.createReadToolDefinition(cwd, { autoResizeImages: options.autoResizeImages });
+      case "write":
+        return factories.createWriteToolDefinition(cwd);
+      case "edit":
+        return factories.createEditToolDefinition(cwd);
+      case "grep":
+        return factories.createGrepToolDefinition(cwd);
+      case "find":
+        return factories.createFindToolDefinition(cwd);
+      case "ls":
+        return factories.createLsToolDefinition(cwd);
+      case "bash": {
+        const env = { ...toolEnv, ...request.sessionEnv };
+        return factories.createBashToolDefinition(cwd, {
+          operations: createShellOperations(deps.shell, deps.childProcess, deps.sessions),
+          ...(options.commandPrefix !== undefined ? { commandPrefix: options.commandPrefix } : {}),
+          // Pi's session variables come from the request (the executor has no session); the rest of the
+          // environment is the tools' allow-list, never this process's own.
+          exposeSessionEnvironment: false,
+          spawnHook: (context) => ({ ...context, env }),
+        });
+      }
+    }
+  }
+}
+
+function shapeOf(result: AgentToolResult<unknown>): ToolResultShape {
+  return {
+    content: result.content as ToolResultShape["content"],
+    ...(result.details !== undefined ? { details: result.details } : {}),
+  };
+}

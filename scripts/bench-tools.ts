@@ -1,0 +1,144 @@
+// npm run bench:tools — what routing a tool call through the tool executor costs, per call, against Pi's own
+// built-in tool run in-process, measured in the same run (interleaved, so a busy machine hits both alike):
+// a `read` of a 10 KB file and `bash -c true`. The executor runs as the bridge starts it: the built bundle,
+// inside the tools' Landlock domain (when the kernel has one), tool shells through the fd-closing helper.
+// Prints one JSON object on stdout. Targets (issue 11): read +2 ms p50, bash +5 ms p50 at most.
+import { spawn } from "node:child_process";
+import { mkdtemp, rm, writeFile } from "node:fs/promises";
+import type { Socket } from "node:net";
+import { loadavg, tmpdir } from "node:os";
+import path from "node:path";
+import { loadPiToolFactories } from "../agent-runtime/executor/pi-modules.ts";
+import { TOOL_SHELL_HELPER_ENV, TOOL_SHELL_NEST_ENV } from "../agent-runtime/executor/protocol.ts";
+import { createLogger } from "../agent-runtime/log.ts";
+import {
+  findLandlockHelper,
+  landlockArgs,
+  probeLandlock,
+  toolsDomain,
+} from "../agent-runtime/sandbox/landlock.ts";
+import { ExecutorClient } from "../agent-runtime/tools/executor-client.ts";
+
+const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 200);
+const TARGETS_MS = { read_added_p50: 2, bash_added_p50: 5 };
+const root = path.resolve(import.meta.dirname, "..");
+const bundleDir = path.join(root, "build", "opt", "chat-ui-agent");
+
+function stats(samplesNs: bigint[]) {
+  const ms = samplesNs.map((ns) => Number(ns) / 1e6).sort((a, b) => a - b);
+  const at = (q: number) => ms[Math.min(ms.length - 1, Math.floor(q * ms.length))] ?? Number.NaN;
+  return {
+    samples: ms.length,
+    p50_ms: round(at(0.5)),
+    p99_ms: round(at(0.99)),
+    mean_ms: round(ms.reduce((a, b) => a + b, 0) / ms.length),
+  };
+}
+const round = (n: number) => Math.round(n * 1000) / 1000;
+
+async function time(run: () => Promise<unknown>): Promise<bigint> {
+  const start = process.hrtime.bigint();
+  await run();
+  return process.hrtime.bigint() - start;
+}
+
+const dir = await mkdtemp(path.join(tmpdir(), "bench-tools-"));
+const home = await mkdtemp(path.join(tmpdir(), "bench-tools-home-"));
+let executor: ReturnType<typeof spawn> | undefined;
+try {
+  const file = path.join(dir, "ten-kb.txt");
+  await writeFile(file, `${"0123456789abcdef ".repeat(60)}\n`.repeat(10).slice(0, 10 * 1024));
+
+  const helper = findLandlockHelper(bundleDir);
+  const probe = probeLandlock(helper);
+  const domain = toolsDomain({
+    workspace: dir,
+    toolHome: home,
+    runtime: [bundleDir, process.execPath, path.join(root, "node_modules")],
+  });
+  const executorArgs = [path.join(bundleDir, "tool-executor.mjs")];
+  const sandboxed = helper !== undefined && probe.abi > 0;
+  executor = spawn(
+    sandboxed && helper ? helper : process.execPath,
+    sandboxed ? [...landlockArgs(domain, probe.abi), "--", process.execPath, ...executorArgs] : executorArgs,
+    {
+      cwd: dir,
+      env: {
+        PATH: process.env.PATH ?? "/usr/bin:/bin",
+        HOME: home,
+        LANG: "C.UTF-8",
+        ...(helper ? { [TOOL_SHELL_HELPER_ENV]: helper } : {}),
+        ...(sandboxed ? { [TOOL_SHELL_NEST_ENV]: "1" } : {}),
+      },
+      stdio: ["ignore", "ignore", "ignore", "pipe"],
+      detached: true,
+    },
+  );
+  const client = new ExecutorClient(executor.stdio[3] as Socket, createLogger("bench", "silent"));
+  client.warm();
+  const hello = await client.hello;
+
+  const factories = await loadPiToolFactories(root);
+  const read = factories.createReadToolDefinition(dir);
+  const bash = factories.createBashToolDefinition(dir, { exposeSessionEnvironment: false });
+  const options = { autoResizeImages: true, modelInput: ["text"] };
+  const routed = (tool: "read" | "bash", params: Record<string, unknown>) => () =>
+    client.call({ tool, params, cwd: dir, vetted: [], options, sessionEnv: {} }, undefined, () => {});
+  const runners = {
+    builtin_read: () => read.execute("b", { path: file }, undefined, undefined, undefined as never),
+    routed_read: routed("read", { path: file }),
+    builtin_bash_true: () => bash.execute("b", { command: "true" }, undefined, undefined, undefined as never),
+    routed_bash_true: routed("bash", { command: "true" }),
+    channel_round_trip: () => client.contextCheck([]),
+  };
+  type Name = keyof typeof runners;
+  const names = Object.keys(runners) as Name[];
+  const samples = Object.fromEntries(names.map((n) => [n, [] as bigint[]])) as Record<Name, bigint[]>;
+  for (let round = 0; round < ROUNDS + 20; round++) {
+    for (const name of names) {
+      const ns = await time(runners[name]);
+      if (round >= 20) samples[name].push(ns); // the first rounds warm up JIT, caches and the executor
+    }
+  }
+  const s = Object.fromEntries(names.map((n) => [n, stats(samples[n])])) as Record<
+    Name,
+    ReturnType<typeof stats>
+  >;
+  const added = {
+    read_p50_ms: round(s.routed_read.p50_ms - s.builtin_read.p50_ms),
+    bash_p50_ms: round(s.routed_bash_true.p50_ms - s.builtin_bash_true.p50_ms),
+  };
+  const report = {
+    bench: "tool-executor",
+    node: process.version,
+    rounds: ROUNDS,
+    executor: {
+      landlock_abi: probe.abi,
+      sandboxed,
+      shell_through_helper: hello.shell.closesInheritedFds,
+      nested_domain_per_shell: hello.shell.nested,
+    },
+    ...s,
+    added_cost: added,
+    ratio_routed_over_builtin: {
+      read_p50: round(s.routed_read.p50_ms / s.builtin_read.p50_ms),
+      bash_p50: round(s.routed_bash_true.p50_ms / s.builtin_bash_true.p50_ms),
+    },
+    load_average_1m: loadavg()[0],
+    targets: {
+      read_added_p50_ms: TARGETS_MS.read_added_p50,
+      bash_added_p50_ms: TARGETS_MS.bash_added_p50,
+      read_met: added.read_p50_ms <= TARGETS_MS.read_added_p50,
+      bash_met: added.bash_p50_ms <= TARGETS_MS.bash_added_p50,
+    },
+  };
+  process.stdout.write(`${JSON.stringify(report, null, 2)}\n`);
+} finally {
+  if (executor?.pid) {
+    try {
+      process.kill(-executor.pid, "SIGKILL");
+    } catch {}
+  }
+  await rm(dir, { recursive: true, force: true });
+  await rm(home, { recursive: true, force: true });
+}
