@@ -1,11 +1,11 @@
-// The bridge's durable state directory (common decision 6): `<state>/bridge/` (identity and epoch, journal,
+// The bridge's durable state directory: `<state>/bridge/` (identity and epoch, journal,
 // command records, Pi's session), `<state>/logs/`, `<state>/pi/` (Pi's session dir). The bridge creates
 // what is missing, private (0700), and refuses a directory that someone else owns, that others can write,
 // that is a symlink, or that lies inside the agent's workspace. One bridge per state directory: a second
 // one is refused while the first lives (an abstract-socket lock, released by the kernel when its holder
 // dies, so a restart after kill -9 never waits for a stale lock).
 import { createHash, randomBytes, randomUUID } from "node:crypto";
-import { chownSync, lstatSync, mkdirSync, realpathSync, type Stats } from "node:fs";
+import { lstatSync, mkdirSync, realpathSync, type Stats } from "node:fs";
 import { createServer, type Server } from "node:net";
 import path from "node:path";
 import { readBounded, writeFileAtomic } from "./state-files.ts";
@@ -197,23 +197,4 @@ export function isValidSessionId(id: unknown): id is string {
 
 export function saveSession(paths: StateDirLayout, record: SessionRecord): void {
   writeFileAtomic(path.join(paths.bridgeDir, "session.json"), JSON.stringify(record));
-}
-
-/** Pi's session dir, owned by the uid Pi runs as (it writes its session files there). */
-export function ensurePiSessionDir(
-  paths: StateDirLayout,
-  euid: number,
-  piOwner: { uid: number; gid: number } | undefined,
-): string {
-  for (const dir of [paths.piDir, paths.piSessionsDir]) {
-    mkdirSync(dir, { recursive: true, mode: 0o700 });
-    const stat = lstatSync(dir);
-    if (stat.isSymbolicLink() || !stat.isDirectory()) throw new StateDirError(`${dir} is not a directory`);
-    const owner = piOwner?.uid ?? euid;
-    if (stat.uid !== owner) {
-      if (euid !== 0) throw new StateDirError(`${dir} belongs to uid ${stat.uid}, not ${owner}`);
-      chownSync(dir, owner, piOwner?.gid ?? stat.gid);
-    }
-  }
-  return paths.piSessionsDir;
 }
