@@ -5,7 +5,6 @@
 import { type ChildProcessWithoutNullStreams, spawn } from "node:child_process";
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { createServer } from "node:net";
-import { tmpdir } from "node:os";
 import path from "node:path";
 import { writeScriptedAgentDir } from "../agent-runtime/dev/agent-dir.ts";
 import {
@@ -80,7 +79,8 @@ const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 export async function runChaos(options: ChaosOptions): Promise<ChaosReport> {
   const log = options.log ?? (() => {});
   const [dropMin, dropMax] = options.dropEveryMs ?? [20, 90];
-  const scratch = mkdtempSync(path.join(tmpdir(), "chaos-"));
+  // Outside /tmp: the bridge refuses a policy file or Pi configuration the tools could write (/tmp is theirs).
+  const scratch = mkdtempSync(path.join("/var/tmp", "chaos-"));
   const workspace = mkdtempSync(path.join(scratch, "ws-"));
   const stateDir = mkdtempSync(path.join(scratch, "state-"));
   const home = mkdtempSync(path.join(scratch, "home-"));
@@ -109,6 +109,7 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosReport> {
           PI_OFFLINE: "1",
           PI_CODING_AGENT_DIR: agentDir,
           AGENT_POLICY_PATH: policyPath,
+          AGENT_POLICY: "auto",
           CHAT_UI_AGENT_BRIDGE_TOKEN: TOKEN,
         },
         stdio: ["pipe", "pipe", "pipe"],

@@ -3,11 +3,11 @@
 // the socket on fd 3 (Pi holds the other end). When that channel closes, it ends every tool it started and exits.
 import { Socket } from "node:net";
 import path from "node:path";
+import { installSearchExcludes } from "../gate/search-excludes.ts";
 import { createLogger } from "../log.ts";
 import { loadPiChildProcess, loadPiToolFactories, loadPiToolPaths } from "./pi-modules.ts";
 import { killDescendants } from "./process-tree.ts";
 import { TOOL_SHELL_HELPER_ENV, TOOL_SHELL_NEST_ENV } from "./protocol.ts";
-import { ripgrepConfigPath } from "./ripgrep-config.ts";
 import { serveExecutor } from "./server.ts";
 import { ShellSessions, toolShellLaunch } from "./shell-ops.ts";
 import { ToolRunner, type ToolRunnerDeps } from "./tool-runner.ts";
@@ -25,12 +25,12 @@ delete process.env[TOOL_SHELL_HELPER_ENV];
 delete process.env[TOOL_SHELL_NEST_ENV];
 const toolEnv: Record<string, string> = {};
 for (const [name, value] of Object.entries(process.env)) if (value !== undefined) toolEnv[name] = value;
-const ripgrepConfig = ripgrepConfigPath(bundleDir);
-if (ripgrepConfig) {
-  // rg runs in this process for Pi's grep (and in tool shells): it skips credential files (common decision 5).
-  process.env.RIPGREP_CONFIG_PATH = ripgrepConfig;
-  toolEnv.RIPGREP_CONFIG_PATH = ripgrepConfig;
-}
+// rg runs in this process for Pi's grep (and in tool shells): it skips credential files. The same config, found
+// and checked the same way as in the gate (agent-runtime/gate/search-excludes.ts).
+const searchExcludes = installSearchExcludes(bundleDir, process.env);
+const ripgrepConfig = searchExcludes.path;
+if (ripgrepConfig) toolEnv.RIPGREP_CONFIG_PATH = ripgrepConfig;
+if (searchExcludes.problem) log.error({ searchExcludes: searchExcludes.problem }, "search excludes degraded");
 // Pi's tool code looks for rg/fd in <agent dir>/bin before PATH and may download them there. Point it at a
 // directory nobody here can create (beside this bundle, root-owned in the image), and never download.
 process.env.PI_CODING_AGENT_DIR = path.join(bundleDir, "executor-has-no-agent-dir");

@@ -151,7 +151,7 @@ async function start(t: TestContext, mode: Mode): Promise<Running> {
         .catch(() => undefined);
       if (!dialog) return;
       from = client.frames.indexOf(dialog) + 1;
-      if (/attack\.sh|steal\.js/.test(String(dialog.message))) {
+      if (/attack\.b64|steal\.js/.test(String(dialog.message))) {
         client.send({
           type: "extension_ui_response",
           id: dialog.id,
@@ -303,14 +303,16 @@ async function attackRun(t: TestContext, r: Running) {
   const gateBefore = await r.root("sha256sum /opt/chat-ui-agent/approval-gate.mjs");
 
   const attack = attackScript({ bridgePid: r.bridgePid, piPid: status.pi.pid, policyPath, stateDir });
-  const wrote = await r.tool(`WRITE /workspace/attack.sh ${attack}`);
+  // In base64, as an adversary would hide it: in plain text the gate's write-then-run inspection sees the policy
+  // write and blocks the run (TAMPER); this test is about what the OS stops once the gate was talked past.
+  const wrote = await r.tool(`WRITE /workspace/attack.b64 ${Buffer.from(attack).toString("base64")}`);
   assert.equal(wrote.isError, false, wrote.text);
   assert.equal(
-    (await r.root("stat -c %U /workspace/attack.sh")).trim(),
+    (await r.root("stat -c %U /workspace/attack.b64")).trim(),
     iso.principals.tools.user ?? "",
     "written as the tools' user",
   );
-  const ran = await r.tool("BASH sh /workspace/attack.sh");
+  const ran = await r.tool('BASH sh -c "$(base64 -d /workspace/attack.b64)"');
   assert.match(ran.text, /ATTACKS_DONE/, ran.text);
 
   // Attack 3: the agent's own program hunts for a token and approves whatever the person has not answered.

@@ -31,7 +31,7 @@ import {
 import { SESSION_ENV_NAMES } from "../../agent-runtime/executor/protocol.ts";
 import { TOOL_ENV_ALLOWED } from "../../agent-runtime/executor/tool-env.ts";
 import { Isolation } from "../../bridge/protocol.ts";
-import { type Frame, spawnBridge, TestClient, waitUntil } from "../support/bridge.ts";
+import { type Frame, spawnBridge, TestClient } from "../support/bridge.ts";
 import { landlockAbi } from "../support/executor.ts";
 
 const isRoot = process.geteuid?.() === 0;
@@ -192,12 +192,18 @@ async function launch(
   };
 }
 
-/** The agent writes the attack script with its write tool, then runs it with bash; returns the run's output. */
+/**
+ * The agent writes the attack script with its write tool, then runs it with bash; returns the run's output.
+ * The script goes in base64, as an adversary would hide it: in plain text the gate's write-then-run inspection
+ * sees the policy write and blocks the run (TAMPER), and these tests are about what the OS stops once the gate
+ * was talked past (the harness answers yes to every dialog).
+ */
 async function runAttack(l: Launched, piPid: number): Promise<string> {
-  const file = path.join(l.workspace, "attack.sh");
-  const written = await l.tool(`WRITE ${file} #!/bin/sh\n${attackScript(l, piPid)}\n`);
+  const file = path.join(l.workspace, "attack.b64");
+  const script = `#!/bin/sh\n${attackScript(l, piPid)}\n`;
+  const written = await l.tool(`WRITE ${file} ${Buffer.from(script).toString("base64")}`);
   assert.equal(written.isError, false, written.text);
-  const run = await l.tool(`BASH sh ${file}`);
+  const run = await l.tool(`BASH sh -c "$(base64 -d ${file})"`);
   assert.match(run.text, /ATTACKS_DONE/);
   return run.text;
 }
@@ -281,6 +287,8 @@ describe("three principals on the host", {
       "LOGNAME",
       "CHAT_UI_AGENT_RUN_ID",
       "CHAT_UI_AGENT_TOOL_CALL",
+      // the search excludes (a root-owned config beside the bundles): the agent's own rg skips credentials too
+      "RIPGREP_CONFIG_PATH",
       // set by bash itself
       "PWD",
       "SHLVL",
@@ -433,31 +441,25 @@ describe("three principals on the host", {
     assert.match(system, /withheld by chat-ui-agent/);
   });
 
-  it("if the executor dies, tool calls fail closed (nothing runs in Pi's process) and the report says so", async (t) => {
+  it("if the executor dies, the pair restarts: tool calls never run in Pi's process, and the next ones run in a new executor", async (t) => {
     const l = await launch(t, {});
     const before = await l.status();
     assert.equal(before.isolation.protections.executorRouting.active, true);
     const executorPid = findExecutor(l.bridgePid);
+    const from = l.client.frames.length;
     process.kill(executorPid, "SIGKILL");
-    await waitUntil(
-      () => {
-        try {
-          process.kill(executorPid, 0);
-          return false;
-        } catch {
-          return true;
-        }
-      },
-      5_000,
-      "the executor to die",
-    );
-    const failed = await l.tool(`WRITE ${l.workspace}/after.txt nope`);
-    assert.equal(failed.isError, true);
-    assert.match(failed.text, /tool executor/i);
-    assert.throws(() => statSync(path.join(l.workspace, "after.txt")), { code: "ENOENT" });
+    // The unit is the pair: the bridge ends Pi too and restarts both on the same session.
+    const restarted = await l.client.waitFor((f) => f.type === "agent_restarted", 30_000, from);
+    assert.equal(restarted.cause, "agent_exited");
+    assert.notEqual(restarted.pid, before.pi.pid);
+    const newExecutor = findExecutor(l.bridgePid);
+    assert.notEqual(newExecutor, executorPid);
+    const written = await l.tool(`WRITE ${l.workspace}/after.txt routed`);
+    assert.equal(written.isError, false, written.text);
+    // Written by the new executor as the tools' user, never by Pi.
+    assert.equal(statSync(path.join(l.workspace, "after.txt")).uid, NOBODY);
     const after = await l.status();
-    assert.equal(after.isolation.protections.executorRouting.active, false);
-    assert.equal(after.isolation.mode, "degraded");
+    assert.equal(after.isolation.protections.executorRouting.active, true);
   });
 });
 

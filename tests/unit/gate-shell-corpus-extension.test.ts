@@ -4,25 +4,15 @@
 // gate-shell-corpus.test.ts; this checks the handler agrees with it.
 import assert from "node:assert/strict";
 import { test } from "node:test";
-import type {
-  ExtensionAPI,
-  ExtensionContext,
-  ToolCallEvent,
-  ToolCallEventResult,
-} from "@earendil-works/pi-coding-agent";
-import approvalGate from "../../agent-runtime/approval-gate.ts";
+import type { ExtensionContext, ToolCallEvent, ToolCallEventResult } from "@earendil-works/pi-coding-agent";
 import type { PolicyMode } from "../../agent-runtime/policy/policy-store.ts";
 import { SHELL_CORPUS } from "../support/fixtures/gate-shell-corpus.ts";
+import { loadGateHandlers } from "../support/gate-api.ts";
 
 type Handler = (event: ToolCallEvent, ctx: ExtensionContext) => Promise<ToolCallEventResult | undefined>;
 
-function loadHandler(): Handler {
-  let handler: Handler | undefined;
-  approvalGate({
-    on: (name: string, h: Handler) => {
-      if (name === "tool_call") handler = h;
-    },
-  } as unknown as ExtensionAPI);
+async function loadHandler(): Promise<Handler> {
+  const handler = (await loadGateHandlers()).get("tool_call") as Handler | undefined;
   assert.ok(handler);
   return handler;
 }
@@ -40,7 +30,7 @@ test("every corpus command gets the same decision from the extension handler, in
     AGENT_POLICY_PATH: "/run/chat-ui-agent/policy",
     LOG_LEVEL: "silent",
   });
-  const handler = loadHandler();
+  const handler = await loadHandler();
   const failures: string[] = [];
   for (const policy of ["auto", "ask", "read-only"] as PolicyMode[]) {
     process.env.AGENT_POLICY = policy;

@@ -4,13 +4,7 @@
 import assert from "node:assert/strict";
 import { PassThrough } from "node:stream";
 import { test } from "node:test";
-import type {
-  ExtensionAPI,
-  ExtensionContext,
-  ToolCallEvent,
-  ToolCallEventResult,
-} from "@earendil-works/pi-coding-agent";
-import approvalGate from "../../agent-runtime/approval-gate.ts";
+import type { ExtensionContext, ToolCallEvent, ToolCallEventResult } from "@earendil-works/pi-coding-agent";
 import type { PolicyMode } from "../../agent-runtime/policy/policy-store.ts";
 import { runPolicyCli } from "../../agent-runtime/policy-cli.ts";
 import {
@@ -19,6 +13,7 @@ import {
   TOOL_CORPUS,
   type ToolCorpusTree,
 } from "../support/fixtures/gate-tool-corpus.ts";
+import { loadGateHandlers } from "../support/gate-api.ts";
 import { tempDir } from "../support/workspace.ts";
 
 const MODES: PolicyMode[] = ["auto", "ask", "read-only"];
@@ -79,12 +74,9 @@ test("explain and the real extension decide every corpus case as expected, in ev
   });
   Object.assign(process.env, envFor(tree));
   // The extension, registered against a recording API (its tool_result filter too).
-  let handler: ((e: ToolCallEvent, c: ExtensionContext) => Promise<ToolCallEventResult>) | undefined;
-  approvalGate({
-    on: (name: string, h: typeof handler) => {
-      if (name === "tool_call") handler = h;
-    },
-  } as unknown as ExtensionAPI);
+  const handler = (await loadGateHandlers()).get("tool_call") as
+    | ((e: ToolCallEvent, c: ExtensionContext) => Promise<ToolCallEventResult>)
+    | undefined;
   assert.ok(handler);
   const { writeFile } = await import("node:fs/promises");
   const failures: string[] = [];

@@ -4,8 +4,8 @@ import assert from "node:assert/strict";
 import { mkdir, writeFile } from "node:fs/promises";
 import path from "node:path";
 import { test } from "node:test";
-import type { ExtensionAPI, ExtensionContext, ToolCallEvent } from "@earendil-works/pi-coding-agent";
-import approvalGate from "../../agent-runtime/approval-gate.ts";
+import type { ExtensionContext, ToolCallEvent } from "@earendil-works/pi-coding-agent";
+import { loadGateHandlers } from "../support/gate-api.ts";
 import { tempDir } from "../support/workspace.ts";
 
 type Handler = (event: unknown, ctx: ExtensionContext) => Promise<unknown>;
@@ -25,8 +25,7 @@ async function gate(t: import("node:test").TestContext, policy: string) {
     AGENT_POLICY_PATH: path.join(root, "policy"),
     LOG_LEVEL: "silent",
   });
-  const handlers = new Map<string, Handler>();
-  approvalGate({ on: (name: string, h: Handler) => handlers.set(name, h) } as unknown as ExtensionAPI);
+  const handlers = (await loadGateHandlers()) as Map<string, Handler>;
   let answer = false;
   const ctx = {
     hasUI: true,
