@@ -42,13 +42,15 @@ FROM ${NODE_IMAGE}
 # tini is PID 1 (signals reach our processes, zombies are reaped); curl and /bin/sh serve sbx-server's bootstrap.
 # Documentation and translations are not installed (the official slim bases exclude the same paths), and
 # apt's package cache and lists go in the same layer (a base without docker's apt-clean hook keeps every .deb).
-# git keeps its hard dependency perl (git's own scripts and the agent's one-liners use it).
+# git keeps its hard dependency perl (git's own scripts and the agent's one-liners use it). fd-find: Pi's find tool
+# runs fd (as fdfind) and would otherwise try to download it. git ignores bare repositories it was not pointed at
+# (safe.bareRepository=explicit): an embedded one in a cloned repo cannot set hooks or config for the agent's git.
 RUN printf '%s\n' 'path-exclude=/usr/share/doc/*' 'path-include=/usr/share/doc/*/copyright' \
       'path-exclude=/usr/share/man/*' 'path-exclude=/usr/share/info/*' 'path-exclude=/usr/share/lintian/*' \
       'path-exclude=/usr/share/locale/*' 'path-include=/usr/share/locale/locale.alias' \
       > /etc/dpkg/dpkg.cfg.d/chat-ui-agent-nodoc \
  && apt-get update \
- && apt-get install -y --no-install-recommends tini git ripgrep ca-certificates curl \
+ && apt-get install -y --no-install-recommends tini git ripgrep fd-find ca-certificates curl \
  && apt-get clean \
  && rm -rf /var/lib/apt/lists/* /var/cache/apt/*.bin \
  && git config --system safe.bareRepository explicit

@@ -120,3 +120,51 @@ test("explain: NDJSON in, one decision line out per call, same decide() as the g
   assert.equal((await cli(["explain", "--tool", "bash", "--input", "{nope"], {})).code, EXIT.usage);
   assert.equal((await cli(["explain", "--input", "{}"], {})).code, EXIT.usage);
 });
+
+test("get and set use the file the bridge uses: AGENT_POLICY_PATH when its directory is writable, else <state dir>/policy", async (t) => {
+  const { spawnSync } = await import("node:child_process");
+  const { chmod, chown, mkdir, stat } = await import("node:fs/promises");
+  const root = await tempDir(t, "policy-cli-bridge-path-");
+  await chmod(root, 0o755);
+  // A configured directory this CLI cannot write: root's, seen by `nobody` (CI runs as root), else "/".
+  const asRoot = process.getuid?.() === 0;
+  const configured = asRoot ? path.join(root, "run", "policy") : "/not-writable-by-you/policy";
+  const stateDir = path.join(root, "state");
+  await mkdir(stateDir, { mode: 0o700 });
+  if (asRoot) {
+    await mkdir(path.dirname(configured), { mode: 0o755 });
+    await chown(stateDir, 65534, 65534);
+  }
+  const run = (...args) =>
+    spawnSync(process.execPath, [path.join(import.meta.dirname, "policy-cli.ts"), ...args], {
+      env: { PATH: process.env.PATH, AGENT_POLICY_PATH: configured },
+      encoding: "utf8",
+      ...(asRoot ? { uid: 65534, gid: 65534 } : {}),
+    });
+  const set = run("set", "read-only", "--state-dir", stateDir);
+  assert.equal(set.status, EXIT.ok, set.stderr);
+  assert.equal((await readFile(path.join(stateDir, "policy"), "utf8")).trim(), "read-only");
+  assert.equal(await stat(configured).catch(() => "missing"), "missing");
+  const get = run("get", "--state-dir", stateDir);
+  assert.equal(get.status, EXIT.ok, get.stderr);
+  assert.deepEqual((({ policy, source, path: file }) => ({ policy, source, file }))(JSON.parse(get.stdout)), {
+    policy: "read-only",
+    source: "file",
+    file: path.join(stateDir, "policy"),
+  });
+  // Where the configured directory is writable (root in the image), that file it is, as before.
+  const writable = path.join(root, "writable");
+  await mkdir(writable, { mode: 0o777 });
+  await chmod(writable, 0o777);
+  const direct = spawnSync(
+    process.execPath,
+    [path.join(import.meta.dirname, "policy-cli.ts"), "set", "ask", "--state-dir", stateDir],
+    {
+      env: { PATH: process.env.PATH, AGENT_POLICY_PATH: path.join(writable, "policy") },
+      encoding: "utf8",
+      ...(asRoot ? { uid: 65534, gid: 65534 } : {}),
+    },
+  );
+  assert.equal(direct.status, EXIT.ok, direct.stderr);
+  assert.equal((await readFile(path.join(writable, "policy"), "utf8")).trim(), "ask");
+});

@@ -1,7 +1,9 @@
 #!/usr/bin/env node
 // chat-ui-agent-policy: the operator's view of the live approval policy.
-//   get                                  effective policy and its source (file / env / default)
-//   set <auto|ask|read-only> [--expected <mode>]   atomic write; conflict if --expected does not match
+//   get [--state-dir DIR]                effective policy and its source (file / env / default)
+//   set <auto|ask|read-only> [--expected <mode>] [--state-dir DIR]   atomic write; conflict if --expected
+//           does not match. Both use the file the bridge uses: AGENT_POLICY_PATH when this uid can write its
+//           directory (root in the image), else <state dir>/policy (a bridge started without root).
 //   explain [--policy P --tool T --input JSON] [--cwd DIR]   the gate's own decision function; without
 //           flags, reads NDJSON {"policy","toolName","input"[,"cwd"]} on stdin and writes one JSON line each
 // Exit codes: 0 ok, 1 I/O or runtime failure, 2 bad usage or input, 3 policy conflict.
@@ -14,13 +16,20 @@ import { decide } from "./gate/decide.ts";
 import { ownDir, pathContextFromEnv } from "./gate/path-context.ts";
 import { loadPiPaths } from "./gate/pi-paths.ts";
 import { loadBashParser } from "./gate/shell-parser.ts";
-import { isPolicyMode, POLICY_MODES, readEffectivePolicy, setPolicy } from "./policy/policy-store.ts";
+import {
+  choosePolicyPath,
+  isPolicyMode,
+  POLICY_MODES,
+  readEffectivePolicy,
+  setPolicy,
+} from "./policy/policy-store.ts";
+import { defaultStateDir } from "./runtime-paths.ts";
 
 export const EXIT = { ok: 0, failure: 1, usage: 2, conflict: 3 } as const;
 
 const USAGE = `usage:
-  chat-ui-agent-policy get
-  chat-ui-agent-policy set <${POLICY_MODES.join("|")}> [--expected <mode>]
+  chat-ui-agent-policy get [--state-dir <dir>]
+  chat-ui-agent-policy set <${POLICY_MODES.join("|")}> [--expected <mode>] [--state-dir <dir>]
   chat-ui-agent-policy explain [--policy <mode>] [--tool <name>] [--input <json>] [--cwd <dir>]
       (without --tool: NDJSON lines {"policy","toolName","input"} on stdin, one JSON line out each)`;
 
@@ -40,8 +49,13 @@ export async function runPolicyCli(argv: string[], io: CliIo): Promise<number> {
     const [command, ...rest] = argv;
     switch (command) {
       case "get": {
-        parseArgs({ args: rest, options: {}, allowPositionals: false, strict: true });
-        out(readEffectivePolicy(io.env));
+        const { values } = parseArgs({
+          args: rest,
+          options: { "state-dir": { type: "string" } },
+          allowPositionals: false,
+          strict: true,
+        });
+        out(readEffectivePolicy(bridgePolicyEnv(io.env, values["state-dir"])));
         return EXIT.ok;
       }
       case "set":
@@ -66,10 +80,16 @@ export async function runPolicyCli(argv: string[], io: CliIo): Promise<number> {
   }
 }
 
+/** The environment with AGENT_POLICY_PATH set to the file a bridge with that state dir uses (choosePolicyPath). */
+function bridgePolicyEnv(env: NodeJS.ProcessEnv, stateDir: string | undefined): NodeJS.ProcessEnv {
+  if (stateDir !== undefined && stateDir.length === 0) throw new UsageError("--state-dir needs a directory");
+  return { ...env, AGENT_POLICY_PATH: choosePolicyPath(env, stateDir ?? defaultStateDir()) };
+}
+
 async function runSet(args: string[], io: CliIo, out: (v: unknown) => void): Promise<number> {
   const { values, positionals } = parseArgs({
     args,
-    options: { expected: { type: "string" } },
+    options: { expected: { type: "string" }, "state-dir": { type: "string" } },
     allowPositionals: true,
     strict: true,
   });
@@ -85,7 +105,7 @@ async function runSet(args: string[], io: CliIo, out: (v: unknown) => void): Pro
   const result = await setPolicy({
     policy,
     ...(values.expected !== undefined && isPolicyMode(values.expected) ? { expected: values.expected } : {}),
-    env: io.env,
+    env: bridgePolicyEnv(io.env, values["state-dir"]),
   });
   out(result);
   if (result.ok) return EXIT.ok;

@@ -2,7 +2,6 @@
 // domain, the state dir's private tree for Pi (common decision 6), the policy file the bridge writes, and the
 // environments of Pi and the tools. The result is a spawn specification (agent-launch.ts) that a restart reuses.
 import {
-  accessSync,
   chmodSync,
   chownSync,
   constants,
@@ -22,7 +21,7 @@ import {
   TOOL_SHELL_NEST_ENV,
 } from "../agent-runtime/executor/protocol.ts";
 import { isPassableName, toolEnvironment } from "../agent-runtime/executor/tool-env.ts";
-import { DEFAULT_POLICY_PATH } from "../agent-runtime/runtime-paths.ts";
+import { choosePolicyPath } from "../agent-runtime/policy/policy-store.ts";
 import {
   findLandlockHelper,
   grantedTreeHolding,
@@ -190,20 +189,6 @@ function real(p: string): string {
     return realpathSync.native(p);
   } catch {
     return p;
-  }
-}
-
-/**
- * The policy file the bridge writes: the configured one when the bridge can write its directory (root in the
- * image), otherwise <state>/policy. Pi is told which (AGENT_POLICY_PATH).
- */
-export function choosePolicyPath(env: NodeJS.ProcessEnv, stateDir: string): string {
-  const configured = path.resolve(env.AGENT_POLICY_PATH || DEFAULT_POLICY_PATH);
-  try {
-    accessSync(path.dirname(configured), constants.W_OK);
-    return configured;
-  } catch {
-    return path.join(stateDir, "policy");
   }
 }
 

@@ -1,6 +1,6 @@
 // The live policy file: a bounded, never-blocking reader and an atomic compare-and-swap writer.
 // The gate rereads it before every tool call; the operator CLI and the bridge's set_policy write it.
-import { closeSync, constants, fstatSync, openSync, readSync } from "node:fs";
+import { accessSync, closeSync, constants, fstatSync, openSync, readSync } from "node:fs";
 import { lstat, open, rename, rm } from "node:fs/promises";
 import path from "node:path";
 import { DEFAULT_POLICY_PATH } from "../runtime-paths.ts";
@@ -29,6 +29,22 @@ export const MAX_POLICY_BYTES = 256;
 export function policyPath(env: NodeJS.ProcessEnv = process.env): string {
   const configured = env.AGENT_POLICY_PATH;
   return configured && configured.length > 0 ? path.resolve(configured) : DEFAULT_POLICY_PATH;
+}
+
+/**
+ * The policy file the bridge writes (and the operator CLI reads and writes): the configured one
+ * (AGENT_POLICY_PATH, else the image's default) when its directory is writable by this uid (root in the image),
+ * otherwise `<state>/policy` in the bridge's state dir, which only the bridge's uid can reach. The bridge tells
+ * Pi which (AGENT_POLICY_PATH in Pi's environment).
+ */
+export function choosePolicyPath(env: NodeJS.ProcessEnv, stateDir: string): string {
+  const configured = policyPath(env);
+  try {
+    accessSync(path.dirname(configured), constants.W_OK);
+    return configured;
+  } catch {
+    return path.join(stateDir, "policy");
+  }
 }
 
 type FileRead = { ok: true; policy: PolicyMode } | { ok: false; problem: string };

@@ -77,10 +77,11 @@ after(async () => {
 });
 
 describe("the product image", { timeout: 20 * 60_000 }, () => {
-  it("has Node >= 22.19, git, rg, curl, tini, pi 0.84.2 and the policy CLI on PATH", async () => {
+  it("has Node >= 22.19, git, rg, fd, curl, tini, pi 0.84.2 and the policy CLI on PATH; bare repos need --git-dir", async () => {
     const result = await sh(
       "node --version; git --version; rg --version | head -1; curl --version | head -1; " +
-        "tini --version; pi --version; command -v chat-ui-agent-policy; ps -o comm= -p 1 2>/dev/null || cat /proc/1/comm",
+        "tini --version; pi --version; command -v chat-ui-agent-policy; ps -o comm= -p 1 2>/dev/null || cat /proc/1/comm; " +
+        "fdfind --version; git config --system safe.bareRepository",
     );
     assert.equal(result.exitCode, 0, result.stderr);
     const lines = result.stdout.trim().split("\n");
@@ -93,6 +94,10 @@ describe("the product image", { timeout: 20 * 60_000 }, () => {
     assert.equal(lines[5], PI_VERSION);
     assert.equal(lines[6], "/usr/local/bin/chat-ui-agent-policy");
     assert.equal(lines[7], "tini", "PID 1 is the init");
+    // Pi's find tool runs fd (Debian names it fdfind; Pi looks for both) and may not download it here.
+    assert.match(lines[8] ?? "", /^fd /);
+    // An embedded bare repository (a cloned repo can carry one) never configures git behind the agent's back.
+    assert.equal(lines[9], "explicit");
   });
 
   it("is lean: its size over the base stays within budget, and the report says where the bytes are", async (t) => {

@@ -24,6 +24,7 @@ import {
 import { isPassableName, toolEnvironment } from "../../agent-runtime/executor/tool-env.ts";
 import { pathRefusal } from "../../agent-runtime/executor/tool-runner.ts";
 import { createLogger } from "../../agent-runtime/log.ts";
+import { choosePolicyPath } from "../../agent-runtime/policy/policy-store.ts";
 import { grantedTreeHolding, landlockArgs, toolsDomain } from "../../agent-runtime/sandbox/landlock.ts";
 import { dropRoot, isolationCapability, lookupUser } from "../../agent-runtime/sandbox/privileges.ts";
 import { activeToolsWithoutOverrides } from "../../agent-runtime/tools/active-tools.ts";
@@ -31,7 +32,6 @@ import type { ExecutorClient } from "../../agent-runtime/tools/executor-client.t
 import { executorFd, guardContextFiles } from "../../agent-runtime/tools/router.ts";
 import { decidePrincipals, isolationReport, type ProtectionState } from "../../bridge/isolation.ts";
 import {
-  choosePolicyPath,
   operatorAgentDir,
   preparePrivateTree,
   seedAgentDir,
