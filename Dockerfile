@@ -33,7 +33,7 @@ RUN node scripts/node-guard.mjs image-build && node scripts/build.mjs
 # dropped, and the post-check runs again on what will ship (scripts/prune-runtime-modules.mjs).
 FROM deps AS pi
 COPY patches/ patches/
-COPY scripts/node-guard.mjs scripts/pi-patches.mjs scripts/build.mjs scripts/prune-runtime-modules.mjs scripts/
+COPY scripts/node-guard.mjs scripts/pi-patches.mjs scripts/build.mjs scripts/build-landlock.mjs scripts/prune-runtime-modules.mjs scripts/
 RUN npm run postinstall
 RUN node scripts/prune-runtime-modules.mjs
 

@@ -14,6 +14,7 @@ const scripts = JSON.parse(readFileSync(path.join(root, "package.json"), "utf8")
   string
 >;
 const SUMMARY_REPORTER = "./scripts/test-summary-reporter.mjs";
+const FAILURE_REPORTER = "./scripts/test-failure-reporter.mjs";
 
 /** The `node … --test …` part of an npm script: its reporter/destination pairs and its quoted file globs. */
 function testRun(script: string) {
@@ -52,11 +53,11 @@ test("the seed's runtime-only tests use no Docker and no tsx (plain node --test 
   assert.match(scripts["test:runtime"] ?? "", /^node --test .*"agent-runtime\/\*\.test\.mjs"$/);
 });
 
-test("every test script: node-test-reporter on stderr, the runner's summary on stdout", () => {
+test("every test script: node-test-reporter and the failure details on stderr, the runner's summary on stdout", () => {
   for (const name of ["test", "test:runtime", "test:unit", "test:integration", "test:image"]) {
     const { reporters, destinations } = testRun(scripts[name] ?? "");
-    assert.deepEqual(reporters, ["node-test-reporter", SUMMARY_REPORTER], name);
-    assert.deepEqual(destinations, ["stderr", "stdout"], name);
+    assert.deepEqual(reporters, ["node-test-reporter", FAILURE_REPORTER, SUMMARY_REPORTER], name);
+    assert.deepEqual(destinations, ["stderr", "stderr", "stdout"], name);
   }
 });
 
@@ -65,9 +66,10 @@ test("the summary reporter puts exactly the runner's closing totals on stdout, f
   const file = path.join(dir, "sample.test.mjs");
   writeFileSync(
     file,
-    'import { test } from "node:test";\nimport assert from "node:assert/strict";\n' +
+    'import { before, describe, it, test } from "node:test";\nimport assert from "node:assert/strict";\n' +
       'test("passes", (t) => t.diagnostic("a per-test diagnostic"));\n' +
-      'test("fails", () => assert.equal(1, 2));\n' +
+      'test("fails", () => assert.equal(1, 2, "one is not two"));\n' +
+      'describe("a suite", () => { before(() => { throw new Error("the image failed to build: BOOM"); }); it("x", () => {}); });\n' +
       // node-test-reporter lists failures early (with console.log) when nothing happens for 5 s.
       'test("is slow", () => new Promise((resolve) => setTimeout(resolve, 5500)));\n',
   );
@@ -90,10 +92,13 @@ test("the summary reporter puts exactly the runner's closing totals on stdout, f
     ["tests", "suites", "pass", "fail", "cancelled", "skipped", "todo", "duration_ms"].map((k) => `ℹ ${k} N`),
   );
   assert.ok(
-    lines.includes("ℹ tests 3") && lines.includes("ℹ pass 2") && lines.includes("ℹ fail 1"),
+    lines.includes("ℹ tests 4") && lines.includes("ℹ pass 2") && lines.includes("ℹ fail 1"),
     run.stdout,
   );
-  assert.match(run.stderr, /Ran 3 tests/, "node-test-reporter's human output goes to stderr");
+  assert.match(run.stderr, /Ran 4 tests/, "node-test-reporter's human output goes to stderr");
+  // Why each failure failed reaches stderr too (node-test-reporter omits both of these).
+  assert.match(run.stderr, /one is not two/);
+  assert.match(run.stderr, /the image failed to build: BOOM/);
   assert.match(run.stderr, /a per-test diagnostic/);
   assert.doesNotMatch(run.stdout, /a per-test diagnostic/);
 });
