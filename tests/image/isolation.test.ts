@@ -12,6 +12,7 @@ import { PassThrough } from "node:stream";
 import { before, describe, it, type TestContext } from "node:test";
 import type Docker from "dockerode";
 import { writeScriptedAgentDir } from "../../agent-runtime/dev/agent-dir.ts";
+import { waitForHttp } from "../../agent-runtime/dev/http-probe.ts";
 import {
   callTool,
   lastToolResult,
@@ -446,20 +447,16 @@ describe("isolation in the image: the bridge, Pi and the tools as three principa
       });
       try {
         await container.start();
-        let body: {
+        // 503 "starting" while it probes the installed Pi (as the unprivileged user), then 200.
+        const { response } = await waitForHttp(`http://127.0.0.1:${port}/health`, {
+          deadlineMs: 60_000,
+          until: (r) => r.status !== 503 || !r.body.includes('"starting"'),
+        });
+        const body = JSON.parse(response.body) as {
           status?: string;
           isolation?: { expected: string; startUid: number; landlockAbi: number };
-        } = {};
-        const deadline = Date.now() + 30_000;
-        for (;;) {
-          const response = await fetch(`http://127.0.0.1:${port}/health`).catch(() => undefined);
-          if (response) {
-            body = (await response.json()) as typeof body;
-            break;
-          }
-          if (Date.now() > deadline) throw new Error("the health server never answered");
-          await new Promise((resolve) => setTimeout(resolve, 100));
-        }
+        };
+        assert.equal(response.status, 200, response.body);
         assert.equal(body.status, "ok");
         assert.equal(body.isolation?.startUid, user ? 1000 : 0);
         assert.equal(body.isolation?.expected, user ? "degraded" : "isolated");
