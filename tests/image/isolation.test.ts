@@ -12,7 +12,7 @@ import { PassThrough } from "node:stream";
 import { before, describe, it, type TestContext } from "node:test";
 import type Docker from "dockerode";
 import { writeScriptedAgentDir } from "../../agent-runtime/dev/agent-dir.ts";
-import { waitForHttp } from "../../agent-runtime/dev/http-probe.ts";
+import { probe, waitForHttp } from "../../agent-runtime/dev/http-probe.ts";
 import {
   callTool,
   lastToolResult,
@@ -412,7 +412,7 @@ describe("isolation in the image: the bridge, Pi and the tools as three principa
       assert.equal(result.outside.pushed, "absent");
       assert.doesNotMatch(result.outside.states, /\(stopped\)|\bT\b/);
       // And the report is in /v1/health and the welcome too.
-      const health = (await (await fetch(`http://127.0.0.1:${r.port}/v1/health`)).json()) as {
+      const health = JSON.parse((await probe(`http://127.0.0.1:${r.port}/v1/health`)).body) as {
         isolation: { mode: string };
       };
       assert.equal(health.isolation.mode, iso.mode);
