@@ -174,6 +174,12 @@ export function selectMembers(
   return [...members.values()];
 }
 
+/** The tree's members in a fresh snapshot (environments read only when the selector names a marker). */
+function findMembers(selector: TreeSelector, protect: ReadonlySet<number>): ProcInfo[] {
+  const markerName = selector.marker?.name;
+  return selectMembers(snapshotProcesses(markerName === undefined ? {} : { markerName }), selector, protect);
+}
+
 /** /proc/<pid>/stat of one process now, if it is alive. */
 function readLive(pid: number): Omit<ProcInfo, "markers"> | undefined {
   try {
@@ -233,13 +239,9 @@ function freezeThenKill(selector: TreeSelector, protect: ReadonlySet<number>): P
   for (const group of groups) signalGroup(group, "SIGSTOP");
   const doomed = new Map<number, ProcInfo>();
   for (let round = 0; round < FREEZE_ROUNDS; round++) {
+    // Members of an earlier round may have died (and been reaped) since; their groups and sessions still count.
     const seen = [...doomed.keys()];
-    const snapshot = snapshotProcesses(
-      selector.marker === undefined ? {} : { markerName: selector.marker.name },
-    );
-    // Members frozen in an earlier round may have died since; their groups and sessions still count.
-    const members = selectMembers(
-      snapshot,
+    const members = findMembers(
       {
         ...selector,
         groups: [...(selector.groups ?? []), ...seen],
@@ -290,16 +292,11 @@ export async function endTree(
   const graceMs = Math.max(options.termGraceMs ?? 0, 0);
   const deadline = start + graceMs + (options.deadlineMs ?? 2_000);
   const protect = protectedPids();
-  const markerName = selector.marker?.name;
   let found: number | undefined;
   if (graceMs > 0) {
     const termed = new Set<string>();
     for (;;) {
-      const members = selectMembers(
-        snapshotProcesses(markerName === undefined ? {} : { markerName }),
-        selector,
-        protect,
-      ).filter(isLive);
+      const members = findMembers(selector, protect).filter(isLive);
       found ??= members.length;
       if (members.length === 0) return { found, left: 0 };
       for (const info of members) {
