@@ -54,6 +54,34 @@ test("the exchange: a probe unanswered when the sentinel comes back is silence, 
   assert.match(verdict.reason, /correlated_ui_response: Pi did not answer/);
 });
 
+test("the exchange with the caller's ids (the bridge's): answers are matched by them, and the state is kept", () => {
+  let next = 0;
+  const exchange = createProbeExchange(() => `b${next++}`);
+  assert.deepEqual(exchange.answerIds, ["b0", "b1", "b2"]);
+  assert.deepEqual(
+    exchange.lines.map((line) => line.commandId ?? line.id),
+    exchange.answerIds,
+    "each line is answered under its own id, the sentinel's last",
+  );
+  for (const line of exchange.lines.slice(0, -1)) exchange.accept(patchedAnswer(line));
+  assert.equal(exchange.sentinelAnswer, undefined);
+  const state = { ...patchedAnswer(exchange.lines.at(-1)), data: { sessionId: "s-1" } };
+  assert.equal(exchange.accept(state), true);
+  assert.deepEqual(exchange.sentinelAnswer, state);
+  assert.deepEqual(exchange.verdict(), { ok: true });
+  // A second answer under the sentinel's id changes nothing.
+  exchange.accept({ ...state, data: { sessionId: "s-2" } });
+  assert.deepEqual(exchange.sentinelAnswer, state);
+
+  // The default ids are not this exchange's: a patched answer under one is a stranger's, so the probe was silent.
+  const other = createProbeExchange(() => `c${next++}`);
+  const [first, second, sentinel] = other.lines;
+  other.accept({ ...patchedAnswer(first), id: "patch-probe-0" });
+  other.accept(patchedAnswer(second));
+  assert.equal(other.accept(patchedAnswer(sentinel)), true);
+  assert.match(other.verdict().reason ?? "", /^replace_queue: Pi did not answer/);
+});
+
 /** A stand-in install whose `bin.pi` is `script` (run with this Node). */
 async function fakePi(t, script) {
   const dir = await tempDir(t, "fake-pi-");

@@ -18,33 +18,42 @@ const PROBE_ID_PREFIX = "patch-probe-";
 const SENTINEL_ID = `${PROBE_ID_PREFIX}end`;
 
 /**
- * One probe exchange: write `lines` to Pi in order, feed every parsed stdout line to `accept` until it returns
- * true, then read `verdict()`. The sentinel goes last: a patched Pi writes both probe answers synchronously
- * while it reads their lines (reference §1.5, §2.2), so they precede the sentinel's answer on its FIFO stdout;
- * a probe still unanswered once the sentinel is answered is one Pi stayed silent on (the unpatched
- * behaviour). No timing is involved in that judgement.
+ * One probe exchange, the only definition of it: the bridge drives it over its routes to each Pi it starts,
+ * probeInstalledPi over a throwaway Pi's stdio. Write `lines` to Pi in order, feed every parsed stdout line
+ * (or, through routes, every response to one of `answerIds`) to `accept` until it returns true, then read
+ * `verdict()`. The sentinel goes last: a patched Pi writes both probe answers synchronously while it reads
+ * their lines (reference §1.5, §2.2), so they precede the sentinel's answer on its FIFO stdout; a probe still
+ * unanswered once the sentinel is answered is one Pi stayed silent on (the unpatched behaviour). No timing is
+ * involved in that judgement. `newId` gives each line its correlation id (default: `patch-probe-<n>`, `-end`).
  */
-export function createProbeExchange() {
-  const ids = PATCH_PROBES.map((_probe, index) => `${PROBE_ID_PREFIX}${index}`);
+export function createProbeExchange(newId?: () => string) {
+  const ids = PATCH_PROBES.map((_probe, index) => newId?.() ?? `${PROBE_ID_PREFIX}${index}`);
+  const sentinelId = newId?.() ?? SENTINEL_ID;
   const answers = new Map<string, Record<string, unknown>>();
-  let sentinelAnswered = false;
+  let sentinelAnswer: Record<string, unknown> | undefined;
   return {
     lines: [
       ...PATCH_PROBES.map((probe, index) => probe.frame(ids[index] as string)),
-      { type: "get_state", id: SENTINEL_ID },
+      { type: "get_state", id: sentinelId },
     ] as Record<string, unknown>[],
+    /** The ids Pi answers with, probes first, the sentinel last (a probe's line may carry another id). */
+    answerIds: [...ids, sentinelId] as readonly string[],
     /** Takes one line Pi wrote; true once the exchange is complete. Lines that are not our answers are ignored. */
     accept(line: unknown): boolean {
-      if (typeof line !== "object" || line === null) return sentinelAnswered;
+      if (typeof line !== "object" || line === null) return sentinelAnswer !== undefined;
       const { type, id } = line as { type?: unknown; id?: unknown };
-      if (type !== "response" || typeof id !== "string") return sentinelAnswered;
-      if (id === SENTINEL_ID) sentinelAnswered = true;
-      else if (ids.includes(id) && !answers.has(id) && !sentinelAnswered)
+      if (type !== "response" || typeof id !== "string") return sentinelAnswer !== undefined;
+      if (id === sentinelId) sentinelAnswer ??= line as Record<string, unknown>;
+      else if (ids.includes(id) && !answers.has(id) && sentinelAnswer === undefined)
         answers.set(id, line as Record<string, unknown>);
-      return sentinelAnswered;
+      return sentinelAnswer !== undefined;
     },
     get complete(): boolean {
-      return sentinelAnswered;
+      return sentinelAnswer !== undefined;
+    },
+    /** Pi's answer to the sentinel (its state), once complete. */
+    get sentinelAnswer(): Record<string, unknown> | undefined {
+      return sentinelAnswer;
     },
     /** Every probe judged; before completion, an unanswered probe counts as silent (fail closed). */
     verdict(): ProbeVerdict {

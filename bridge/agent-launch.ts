@@ -11,8 +11,8 @@ import type { Socket } from "node:net";
 import { EXECUTOR_FD_ENV } from "../agent-runtime/executor/protocol.ts";
 import { JsonlDecoder } from "../agent-runtime/jsonl.ts";
 import type { Logger } from "../agent-runtime/log.ts";
+import { endTree } from "../agent-runtime/process-tree.ts";
 import { type AgentUnit, PiChild, type PiExitInfo, piArgv, RUN_MARKER_ENV } from "./pi-child.ts";
-import { endTree } from "./process-tree.ts";
 import type { SessionRecord } from "./state-dir.ts";
 
 export interface ExecutorSpawnSpec {
@@ -202,11 +202,8 @@ export class AgentPair implements AgentUnit {
     await this.executor.terminate(graceMs);
     // Tools the executor started carry the pair's marker: none may outlive it.
     await endTree(
-      { rootPid: this.executor.pid, groups: [], markers: [this.runId] },
-      {
-        signal: "SIGTERM",
-        graceMs: Math.min(graceMs, 1_000),
-      },
+      { pids: this.executorPids(), marker: this.marker() },
+      { termGraceMs: Math.min(graceMs, 1_000) },
     );
     return info;
   }
@@ -216,14 +213,19 @@ export class AgentPair implements AgentUnit {
     const pi = await this.pi.killTree();
     this.executor.signalGroup("SIGKILL");
     const tools = await endTree(
-      {
-        rootPid: this.executor.pid,
-        groups: this.executor.pid ? [this.executor.pid] : [],
-        markers: [this.runId],
-      },
-      { signal: "SIGKILL", deadlineMs: 2_000 },
+      { pids: this.executorPids(), groups: this.executorPids(), marker: this.marker() },
+      { deadlineMs: 2_000 },
     );
     return { found: pi.found + tools.found, left: pi.left + tools.left };
+  }
+
+  private executorPids(): number[] {
+    return this.executor.pid === undefined ? [] : [this.executor.pid];
+  }
+
+  /** The pair's run marker: Pi, the executor and every tool carry it. */
+  private marker() {
+    return { name: RUN_MARKER_ENV, values: [this.runId] };
   }
 }
 

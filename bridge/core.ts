@@ -2,7 +2,8 @@
 // commands checked, deduplicated and forwarded with the bridge's own ids; Pi proved patched before anything
 // is forwarded, and restarted on the same session when it dies. Dialogs live in dialog-book.ts.
 import type { Logger } from "../agent-runtime/log.ts";
-import { judgeProbe, PATCH_PROBES } from "../agent-runtime/pi-patch-probe.ts";
+import { createProbeExchange } from "../agent-runtime/pi-patch-behaviour.ts";
+import type { ProbeVerdict } from "../agent-runtime/pi-patch-probe.ts";
 import type { EffectivePolicy, PolicyMode, SetPolicyResult } from "../agent-runtime/policy/policy-store.ts";
 import { DialogBook, type DialogCloseReason, type Verdict } from "./dialog-book.ts";
 import { toPendingDialog } from "./dialogs.ts";
@@ -225,30 +226,35 @@ export class BridgeCore {
     this.updateIdleTimer();
   }
 
-  /** Runs the patch probes, then a get_state: Pi handles its input in order, so silence before it = no patch. */
-  private async verify(pi: AgentUnit): Promise<{ ok: true } | { ok: false; reason: string }> {
+  /** Drives the one patch-probe exchange (pi-patch-behaviour.ts) over Pi's routes, with the bridge's own ids. */
+  private async verify(pi: AgentUnit): Promise<ProbeVerdict> {
     const timeoutMs = this.options.probeTimeoutMs ?? 60_000;
-    const answers = PATCH_PROBES.map((probe) => {
-      const id = this.allocPiId();
-      const answer = new Promise<Frame | undefined>((resolve) => {
-        this.routes.set(id, { kind: "internal", resolve });
-      });
-      this.writePi(probe.frame(id));
-      return { id, probe, answer };
+    const exchange = createProbeExchange(() => this.allocPiId());
+    const complete = await new Promise<boolean>((resolve) => {
+      const timer = setTimeout(() => resolve(false), timeoutMs);
+      const finish = (done: boolean) => {
+        clearTimeout(timer);
+        resolve(done);
+      };
+      for (const id of exchange.answerIds) {
+        this.routes.set(id, {
+          kind: "internal",
+          // No response: Pi exited before completing the exchange.
+          resolve: (response) => {
+            if (response === undefined) finish(false);
+            else if (exchange.accept(response)) finish(true);
+          },
+        });
+      }
+      for (const line of exchange.lines) this.writePi(line);
     });
-    const state = await this.internalRequest({ type: "get_state" }, timeoutMs);
+    // A probe Pi stayed silent on keeps no route.
+    for (const id of exchange.answerIds) this.routes.delete(id);
     if (this.pi !== pi) return { ok: false, reason: "replaced" };
-    if (state === undefined) return { ok: false, reason: `Pi did not answer within ${timeoutMs} ms` };
-    if (state.success === true && isRecord(state.data)) this.noteState(state.data);
-    const problems: string[] = [];
-    for (const { id, probe, answer } of answers) {
-      // Anything answered before the get_state has resolved already; the rest stays silent.
-      const response = await Promise.race([answer, Promise.resolve(undefined)]);
-      this.routes.delete(id);
-      const verdict = judgeProbe(probe, response);
-      if (!verdict.ok) problems.push(verdict.reason);
-    }
-    return problems.length === 0 ? { ok: true } : { ok: false, reason: problems.join("; ") };
+    if (!complete) return { ok: false, reason: `Pi did not answer within ${timeoutMs} ms` };
+    const state = exchange.sentinelAnswer;
+    if (state?.success === true && isRecord(state.data)) this.noteState(state.data);
+    return exchange.verdict();
   }
 
   /** Fail closed: this Pi lacks the patched behaviour, so nothing is served through it. */

@@ -4,9 +4,10 @@ import { type ChildProcessWithoutNullStreams, spawn } from "node:child_process";
 import type { Socket } from "node:net";
 import { JsonlDecoder } from "../agent-runtime/jsonl.ts";
 import type { Logger } from "../agent-runtime/log.ts";
-import { endTree, RUN_MARKER_ENV, type TreeSpec } from "./process-tree.ts";
+import { endTree, type TreeSelector } from "../agent-runtime/process-tree.ts";
 
-export { RUN_MARKER_ENV };
+/** Environment variable that marks a child and everything it starts (the executor keeps it in tools' env). */
+export const RUN_MARKER_ENV = "CHAT_UI_AGENT_RUN_ID";
 
 /**
  * Pi's argv behind the bridge: RPC mode, no discovered extensions, project-local trust ignored, and only our
@@ -134,26 +135,26 @@ export class PiChild implements AgentUnit {
   }
 
   /** What belongs to this Pi: its group, its descendants, and everything carrying its run marker. */
-  tree(): TreeSpec {
-    const pid = this.child.pid;
-    return { rootPid: pid, groups: pid === undefined ? [] : [pid], markers: [this.runId] };
+  tree(): TreeSelector {
+    const pid = this.child.pid === undefined ? [] : [this.child.pid];
+    return { pids: pid, groups: pid, marker: { name: RUN_MARKER_ENV, values: [this.runId] } };
   }
 
   /** SIGTERM the tree, SIGKILL whatever is left after `graceMs`; resolves when Pi and its tools are gone. */
   async terminate(graceMs: number): Promise<PiExitInfo> {
     const tree = this.tree();
-    const ending = endTree(tree, { signal: "SIGTERM", graceMs, deadlineMs: 2_000 });
+    const ending = endTree(tree, { termGraceMs: graceMs, deadlineMs: 2_000 });
     const timer = setTimeout(() => this.signalGroup("SIGKILL"), graceMs);
     const info = await this.exited;
     clearTimeout(timer);
     await ending;
     // Tools Pi left behind while exiting (detached into their own sessions) must not outlive it either.
-    await endTree(tree, { signal: "SIGTERM", graceMs: Math.min(graceMs, 1_000) });
+    await endTree(tree, { termGraceMs: Math.min(graceMs, 1_000) });
     return info;
   }
 
   /** After Pi died on its own: its tools must not finish their side effects. SIGKILL, now. */
   killTree(): Promise<{ found: number; left: number }> {
-    return endTree(this.tree(), { signal: "SIGKILL", deadlineMs: 2_000 });
+    return endTree(this.tree(), { deadlineMs: 2_000 });
   }
 }

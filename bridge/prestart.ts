@@ -5,12 +5,12 @@
 import { readFileSync, statSync, unlinkSync } from "node:fs";
 import path from "node:path";
 import { findPiInstall, type PiInstall } from "../agent-runtime/pi-install.ts";
+import { type EndTreeResult, endTree } from "../agent-runtime/process-tree.ts";
 import { type AgentLaunch, type AgentPair, startAgent } from "./agent-launch.ts";
 import { decideProcessPrincipals, isolationReport, type ProtectionState } from "./isolation.ts";
 import { type LaunchPlan, planLaunch } from "./launch-plan.ts";
 import { type BridgeOptions, OptionsError, parseOptions } from "./options.ts";
-import type { PiChild } from "./pi-child.ts";
-import { type EndTreeResult, endTree } from "./process-tree.ts";
+import { type PiChild, RUN_MARKER_ENV } from "./pi-child.ts";
 import type { Isolation } from "./protocol.ts";
 import { type OpenedState, openStateDir } from "./state-dir.ts";
 import { bridgeSecretNames, nodeExecve, reexecWithoutSecrets, TOKEN_ENV } from "./token-handover.ts";
@@ -106,7 +106,7 @@ async function start(): Promise<Prestart> {
     const markerPrefix = `${state.identity.stateId}.`;
     // A bridge that died (kill -9, OOM) could not end its agent: its Pi, executor and tools go before a new Pi
     // opens the session.
-    const leftovers = await endTree({ markers: [markerPrefix] }, { signal: "SIGKILL" });
+    const leftovers = await endTree({ marker: { name: RUN_MARKER_ENV, prefixes: [markerPrefix] } });
     const plan = planLaunch({
       cwd,
       stateDir: state.paths.root,

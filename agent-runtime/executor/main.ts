@@ -5,8 +5,8 @@ import { Socket } from "node:net";
 import path from "node:path";
 import { installSearchExcludes } from "../gate/search-excludes.ts";
 import { createLogger } from "../log.ts";
+import { killTree } from "../process-tree.ts";
 import { loadPiChildProcess, loadPiToolFactories, loadPiToolPaths } from "./pi-modules.ts";
-import { killDescendants } from "./process-tree.ts";
 import { TOOL_SHELL_HELPER_ENV, TOOL_SHELL_NEST_ENV } from "./protocol.ts";
 import { serveExecutor } from "./server.ts";
 import { ShellSessions, toolShellLaunch } from "./shell-ops.ts";
@@ -61,7 +61,7 @@ function main(): void {
   const stop = (reason: string) => {
     if (stopping) return;
     stopping = true;
-    const killed = sessions.killAll() + killDescendants(process.pid);
+    const killed = sessions.killAll() + killTree({ childrenOf: [process.pid] });
     log.info({ reason, killed }, "tool executor stopping");
     process.exit(0);
   };

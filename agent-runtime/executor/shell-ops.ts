@@ -7,8 +7,8 @@ import { randomBytes } from "node:crypto";
 import { constants } from "node:fs";
 import { access } from "node:fs/promises";
 import type { BashOperations } from "@earendil-works/pi-coding-agent";
+import { killTree, type TreeSelector } from "../process-tree.ts";
 import type { PiChildProcess } from "./pi-modules.ts";
-import { killTrees } from "./process-tree.ts";
 
 /** How a tool shell starts: `file args… command`. */
 export interface ShellLaunch {
@@ -51,16 +51,26 @@ function timeoutMs(timeout: number | undefined): number | undefined {
 
 /**
  * Every shell gets CHAT_UI_AGENT_TOOL_CALL=<executor id>.<n> in its environment, which its descendants inherit:
- * processes that left the shell's session and ancestry are still found (ShellSessions, killTrees).
+ * processes that left the shell's session and ancestry are still found (ShellSessions, killTree).
  */
 export const TOOL_CALL_MARKER_ENV = "CHAT_UI_AGENT_TOOL_CALL";
+
+/** A shell's tree: its session, its group, its descendants, and everything carrying one of these markers. */
+function shellTrees(shells: number[], marker: { values?: string[]; prefixes?: string[] }): TreeSelector {
+  return {
+    pids: shells,
+    groups: shells,
+    sessions: shells,
+    marker: { name: TOOL_CALL_MARKER_ENV, ...marker },
+  };
+}
 
 /** Shell sessions this executor started, so they can all be ended when the executor stops. */
 export class ShellSessions {
   private readonly sessions = new Set<number>();
   private readonly max: number;
-  /** This executor's marker prefix: `CHAT_UI_AGENT_TOOL_CALL=<id>.` */
-  readonly markerPrefix = `${TOOL_CALL_MARKER_ENV}=${randomBytes(8).toString("hex")}.`;
+  /** This executor's marker prefix: every shell's marker is `<id>.<n>`. */
+  readonly markerPrefix = `${randomBytes(8).toString("hex")}.`;
   private nextCall = 1;
 
   constructor(max = 4096) {
@@ -69,7 +79,7 @@ export class ShellSessions {
 
   /** A fresh marker entry value for one shell (`<id>.<n>`). */
   nextMarker(): string {
-    return `${this.markerPrefix.slice(TOOL_CALL_MARKER_ENV.length + 1)}${this.nextCall++}`;
+    return `${this.markerPrefix}${this.nextCall++}`;
   }
 
   add(pid: number): void {
@@ -84,7 +94,7 @@ export class ShellSessions {
   killAll(): number {
     const roots = [...this.sessions];
     this.sessions.clear();
-    return killTrees(roots, { envMarker: this.markerPrefix });
+    return killTree(shellTrees(roots, { prefixes: [this.markerPrefix] }));
   }
 }
 
@@ -114,7 +124,7 @@ export function createShellOperations(
       let timedOut = false;
       let timer: NodeJS.Timeout | undefined;
       const end = () => {
-        killTrees(pid !== undefined ? [pid] : [], { envMarker: `${TOOL_CALL_MARKER_ENV}=${marker}\0` });
+        killTree(shellTrees(pid !== undefined ? [pid] : [], { values: [marker] }));
       };
       try {
         if (limitMs !== undefined) {

@@ -1,6 +1,6 @@
-// The pure parts of issue 11's isolation, without processes: the executor protocol's validation, process-tree
-// parsing, the tools' allow-listed environment, the Landlock arguments, the isolation report, the token
-// re-exec, the state-dir tree, the context-file guard, the active tool set and the executor's path check.
+// The pure parts of issue 11's isolation, without processes: the executor protocol's validation, the tools'
+// allow-listed environment, the Landlock arguments, the isolation report, the token re-exec, the state-dir tree,
+// the context-file guard, the active tool set and the executor's path check (process trees: process-tree.test.ts).
 import assert from "node:assert/strict";
 import { createHash } from "node:crypto";
 import {
@@ -15,7 +15,6 @@ import {
 import path from "node:path";
 import { describe, it } from "node:test";
 import { loadPiToolPaths } from "../../agent-runtime/executor/pi-modules.ts";
-import { parseProcStat, treeMembers } from "../../agent-runtime/executor/process-tree.ts";
 import {
   ExecutorRequest,
   ExecutorResponse,
@@ -109,32 +108,6 @@ describe("executor protocol", () => {
       false,
     );
     assert.equal(ExecutorResponse.safeParse({ type: "exit", id: "c1", exitCode: 1.5 }).success, false);
-  });
-});
-
-describe("process trees", () => {
-  it("parses /proc/<pid>/stat whatever the command name holds", () => {
-    assert.deepEqual(parseProcStat("42 (a) (b c)) S 7 42 40 0 -1"), {
-      pid: 42,
-      ppid: 7,
-      pgrp: 42,
-      session: 40,
-    });
-    assert.equal(parseProcStat("garbage"), undefined);
-    assert.equal(parseProcStat("1 (x) S a b c"), undefined);
-  });
-
-  it("takes a root's session, group and descendants, never the caller", () => {
-    const stats = [
-      { pid: 10, ppid: 1, pgrp: 10, session: 10 }, // the shell (root)
-      { pid: 11, ppid: 10, pgrp: 10, session: 10 }, // child in the group
-      { pid: 12, ppid: 10, pgrp: 12, session: 12 }, // setsid child: a descendant
-      { pid: 13, ppid: 12, pgrp: 12, session: 12 }, // its child
-      { pid: 14, ppid: 1, pgrp: 14, session: 10 }, // double-forked, same session
-      { pid: 20, ppid: 1, pgrp: 20, session: 20 }, // unrelated
-      { pid: 99, ppid: 1, pgrp: 99, session: 10 }, // the caller (excluded)
-    ];
-    assert.deepEqual([...treeMembers(stats, new Set([10]), 99)].sort(), [10, 11, 12, 13, 14]);
   });
 });
 
