@@ -361,8 +361,9 @@ async function journalCost(): Promise<Record<string, number>> {
 // state dir and port; a typed client resumes by itself. Baseline: a fresh bridge to its first welcome.
 async function restartToResume(): Promise<Record<string, number>> {
   const model = await startScriptedModel({ script: () => say("hello") });
-  const agentDir = await writeScriptedAgentDir(model.baseUrl, mkdtempSync(path.join(scratch, "agent-")));
-  const stateDir = mkdtempSync(path.join(scratch, "state-"));
+  // Pi's configuration and the state outside /tmp, which the tools may write (the bridge refuses it from there).
+  const agentDir = await writeScriptedAgentDir(model.baseUrl, mkdtempSync(path.join(stateRoot, "agent-")));
+  const stateDir = mkdtempSync(path.join(stateRoot, "state-"));
   const ws = mkdtempSync(path.join(scratch, "ws-"));
   const port = 20_000 + Math.floor(Math.random() * 20_000);
   const args = [

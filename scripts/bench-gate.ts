@@ -9,6 +9,7 @@ import { loadavg, tmpdir } from "node:os";
 import path from "node:path";
 import { pathToFileURL } from "node:url";
 import type { ExtensionAPI, ExtensionContext, ToolCallEvent } from "@earendil-works/pi-coding-agent";
+import { recordingExtensionApi } from "../agent-runtime/dev/extension-api.ts";
 import { decide } from "../agent-runtime/gate/decide.ts";
 import { pathContextFromEnv } from "../agent-runtime/gate/path-context.ts";
 import { loadBashParser } from "../agent-runtime/gate/shell-parser.ts";
@@ -100,17 +101,15 @@ try {
   const handlerSource = existsSync(bundle) ? bundle : "agent-runtime/approval-gate.ts";
   const { default: approvalGate } = (await import(
     existsSync(bundle) ? pathToFileURL(bundle).href : "../agent-runtime/approval-gate.ts"
-  )) as { default: (pi: ExtensionAPI) => void };
-  let handler: ((event: ToolCallEvent, ctx: ExtensionContext) => Promise<unknown>) | undefined;
+  )) as { default: (pi: ExtensionAPI) => Promise<void> };
   // The gate registers several handlers: the decision is tool_call's; turn_start clears its per-turn id book
   // (a turn holds a bounded number of calls), so each measured call is the first of a turn, as in Pi.
-  let turnStart: (() => Promise<unknown>) | undefined;
-  approvalGate({
-    on: (name: string, h: typeof handler) => {
-      if (name === "tool_call") handler = h;
-      if (name === "turn_start") turnStart = h as unknown as () => Promise<unknown>;
-    },
-  } as unknown as ExtensionAPI);
+  const { api, handlers } = recordingExtensionApi();
+  await approvalGate(api);
+  const handler = handlers.get("tool_call") as
+    | ((event: ToolCallEvent, ctx: ExtensionContext) => Promise<unknown>)
+    | undefined;
+  const turnStart = handlers.get("turn_start") as (() => Promise<unknown>) | undefined;
   const ctx = {
     hasUI: true,
     cwd,

@@ -2,9 +2,26 @@
 // globs matched against the components of a canonical path. `*` and `?` stay inside one component; a final `**`
 // means everything below a directory. Linear in the path's length times the pattern's: no backtracking blowup.
 
+/**
+ * A pattern's components, split once: the patterns are the rules' own data (a fixed set), matched against many
+ * paths on every tool call. Bounded all the same, should a caller pass patterns of its own.
+ */
+const piecesCache = new Map<string, readonly string[]>();
+function piecesOf(pattern: string, absolute = false): readonly string[] {
+  const key = absolute ? `\0${pattern}` : pattern;
+  let pieces = piecesCache.get(key);
+  if (pieces === undefined) {
+    if (piecesCache.size >= 4096) piecesCache.clear();
+    const split = pattern.split("/");
+    pieces = absolute ? split.filter((piece) => piece.length > 0) : split;
+    piecesCache.set(key, pieces);
+  }
+  return pieces;
+}
+
 /** `pattern` (relative, `**` only as its last component) matches the last components of `parts`. */
 export function matchesAtAnyDepth(pattern: string, parts: readonly string[]): boolean {
-  const pieces = pattern.split("/");
+  const pieces = piecesOf(pattern);
   if (pieces.at(-1) === "**") {
     // Everything strictly below a directory matching the leading pieces, at any depth.
     const dirPieces = pieces.slice(0, -1);
@@ -15,12 +32,16 @@ export function matchesAtAnyDepth(pattern: string, parts: readonly string[]): bo
   }
   if (pieces.length > parts.length) return false;
   const offset = parts.length - pieces.length;
-  return pieces.every((piece, i) => matchComponent(piece, parts[offset + i] ?? ""));
+  // From the last component back: the file name is where most patterns already fail.
+  for (let i = pieces.length - 1; i >= 0; i--) {
+    if (!matchComponent(pieces[i] ?? "", parts[offset + i] ?? "")) return false;
+  }
+  return true;
 }
 
 /** An absolute pattern (`/run/secrets/**`, `/var/tmp/chat-ui-agent-*\/**`) anchored at /. */
 export function matchesAbsolute(pattern: string, parts: readonly string[]): boolean {
-  const pieces = pattern.split("/").filter((p) => p.length > 0);
+  const pieces = piecesOf(pattern, true);
   if (pieces.at(-1) === "**") {
     const dirPieces = pieces.slice(0, -1);
     return (
