@@ -3,36 +3,14 @@
 // from beside itself (no node_modules there) and shields the test from concurrent rebuilds.
 import assert from "node:assert/strict";
 import { execFileSync } from "node:child_process";
-import { copyFile, mkdir, readFile, rm as rmFile, stat, writeFile } from "node:fs/promises";
+import { readFile, rm as rmFile, stat, writeFile } from "node:fs/promises";
 import path from "node:path";
 import { type TestContext, test } from "node:test";
-import { setTimeout as sleep } from "node:timers/promises";
 import type { PiLine, PiRpcProcess } from "../../agent-runtime/dev/pi-rpc.ts";
 import { callTool, type ScriptTurn, say } from "../../agent-runtime/dev/scripted-model.ts";
+import { installGate } from "../support/gated-pi.ts";
 import { startPiSession } from "../support/pi.ts";
 import { tempDir } from "../support/workspace.ts";
-
-const BUILD_DIR = path.join(import.meta.dirname, "..", "..", "build", "opt", "chat-ui-agent");
-const GATE_FILES = ["approval-gate.mjs", "tree-sitter.wasm", "tree-sitter-bash.wasm"];
-
-async function installGate(t: TestContext): Promise<string> {
-  const dir = path.join(await tempDir(t, "gate-install-"), "opt", "chat-ui-agent");
-  await mkdir(dir, { recursive: true });
-  for (const file of GATE_FILES) {
-    // Another engineer's `npm run build` may be mid-way (it empties the directory first): retry briefly.
-    for (let attempt = 0; ; attempt++) {
-      try {
-        await copyFile(path.join(BUILD_DIR, file), path.join(dir, file));
-        break;
-      } catch (error) {
-        if (attempt >= 40)
-          throw new Error(`${file} missing in ${BUILD_DIR}: run \`npm run build\` first (${error})`);
-        await sleep(250);
-      }
-    }
-  }
-  return path.join(dir, "approval-gate.mjs");
-}
 
 interface GatedSession {
   pi: PiRpcProcess;

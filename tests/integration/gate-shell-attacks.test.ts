@@ -4,7 +4,7 @@
 // answered "no", the listener sees nothing. The same attacks answered "yes" do reach it: they are real.
 import assert from "node:assert/strict";
 import { execFileSync } from "node:child_process";
-import { copyFile, mkdir, writeFile } from "node:fs/promises";
+import { writeFile } from "node:fs/promises";
 import { createServer, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
 import path from "node:path";
@@ -12,28 +12,9 @@ import { type TestContext, test } from "node:test";
 import { setTimeout as sleep } from "node:timers/promises";
 import type { PiLine } from "../../agent-runtime/dev/pi-rpc.ts";
 import { callTool, type ScriptTurn, say } from "../../agent-runtime/dev/scripted-model.ts";
+import { installGate } from "../support/gated-pi.ts";
 import { startPiSession } from "../support/pi.ts";
 import { tempDir } from "../support/workspace.ts";
-
-const BUILD_DIR = path.join(import.meta.dirname, "..", "..", "build", "opt", "chat-ui-agent");
-
-async function installGate(t: TestContext): Promise<string> {
-  const dir = path.join(await tempDir(t, "gate-install-"), "opt", "chat-ui-agent");
-  await mkdir(dir, { recursive: true });
-  for (const file of ["approval-gate.mjs", "tree-sitter.wasm", "tree-sitter-bash.wasm"]) {
-    for (let attempt = 0; ; attempt++) {
-      try {
-        await copyFile(path.join(BUILD_DIR, file), path.join(dir, file));
-        break;
-      } catch (error) {
-        if (attempt >= 40)
-          throw new Error(`${file} missing in ${BUILD_DIR}: run \`npm run build\` first (${error})`);
-        await sleep(250);
-      }
-    }
-  }
-  return path.join(dir, "approval-gate.mjs");
-}
 
 /** A listener on 127.0.0.1 that records every request path. */
 async function listener(t: TestContext): Promise<{ url: string; hits: string[] }> {

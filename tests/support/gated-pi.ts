@@ -5,7 +5,6 @@ import assert from "node:assert/strict";
 import { copyFile, mkdir, writeFile } from "node:fs/promises";
 import path from "node:path";
 import type { TestContext } from "node:test";
-import { setTimeout as sleep } from "node:timers/promises";
 import type { PiLine, PiRpcProcess } from "../../agent-runtime/dev/pi-rpc.ts";
 import type { ScriptedModel, ScriptTurn } from "../../agent-runtime/dev/scripted-model.ts";
 import { startPiSession } from "./pi.ts";
@@ -19,21 +18,14 @@ export const GATE_FILES = [
   "rg-exclude.conf",
 ];
 
+/** The built gate in a directory of its own (as in the image), so it runs from there with nothing beside it. */
 export async function installGate(t: TestContext): Promise<string> {
   const dir = path.join(await tempDir(t, "gate-install-"), "opt", "chat-ui-agent");
   await mkdir(dir, { recursive: true });
   for (const file of GATE_FILES) {
-    // Another engineer's `npm run build` may be mid-way (it empties the directory first): retry briefly.
-    for (let attempt = 0; ; attempt++) {
-      try {
-        await copyFile(path.join(BUILD_DIR, file), path.join(dir, file));
-        break;
-      } catch (error) {
-        if (attempt >= 40)
-          throw new Error(`${file} missing in ${BUILD_DIR}: run \`npm run build\` first (${error})`);
-        await sleep(250);
-      }
-    }
+    await copyFile(path.join(BUILD_DIR, file), path.join(dir, file)).catch((error: unknown) => {
+      throw new Error(`${file} missing in ${BUILD_DIR}: run \`npm run build\` first (${error})`);
+    });
   }
   return path.join(dir, "approval-gate.mjs");
 }
