@@ -1,5 +1,5 @@
 // Everything the bridge decides once, before it starts the agent pair: the principals, the tools' Landlock
-// domain, the state dir's private tree for Pi (common decision 6), the policy file the bridge writes, and the
+// domain, the state dir's private tree for Pi, the policy file the bridge writes, and the
 // environments of Pi and the tools. The result is a spawn specification (agent-launch.ts) that a restart reuses.
 import {
   chmodSync,

@@ -8,7 +8,7 @@ export const EXECUTOR_PROTOCOL_VERSION = 1;
 
 /** Env var (Pi's) naming the fd of its end of the channel; unset means no executor (local, degraded). */
 export const EXECUTOR_FD_ENV = "CHAT_UI_AGENT_EXECUTOR_FD";
-/** Env var (Pi's) holding the tools' HOME, which is what `~` means in a tool path (common decision 3). */
+/** Env var (Pi's) holding the tools' HOME, which is what `~` means in a tool path. */
 export const TOOL_HOME_ENV = "CHAT_UI_AGENT_TOOL_HOME";
 /** Env var (the executor's, set by the bridge) naming the helper tool shells start through (fd closing). */
 export const TOOL_SHELL_HELPER_ENV = "CHAT_UI_AGENT_TOOL_SHELL_HELPER";
@@ -79,7 +79,7 @@ export const ToolCallRequest = z.strictObject({
   /** The tool's parameters after the gate (Pi validated them against the tool's schema). */
   params: z.record(z.string().max(256), z.unknown()),
   cwd: AbsolutePath,
-  /** Files a dialog showed for this call, to verify immediately before a bash run (common decision 4). */
+  /** Files a dialog showed for this call, to verify immediately before a bash run. */
   vetted: z.array(VettedFileSchema).max(64),
   options: ToolOptions,
   sessionEnv: z.partialRecord(z.enum(SESSION_ENV_NAMES), text(4096)),

@@ -19,7 +19,7 @@ export function isPassableName(name: string): boolean {
 export interface ToolEnvOptions {
   home: string;
   user: string | undefined;
-  /** The bridge's run marker, kept in every tool process (common decision 7). */
+  /** The bridge's run marker, kept in every tool process. */
   runMarker: { name: string; value: string };
   /** Names an operator passes through explicitly. */
   passThrough: readonly string[];

@@ -83,7 +83,7 @@ export class ToolRunner {
       if (typeof request.params.command !== "string") {
         throw new CallError("invalid_request", "bash needs a string command");
       }
-      // Immediately before the run: the person approved these bytes, and only these (common decision 4).
+      // Immediately before the run: the person approved these bytes, and only these.
       const vetted = verifyVetted(request.vetted);
       if (!vetted.ok) {
         throw new CallError(

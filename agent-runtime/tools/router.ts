@@ -140,7 +140,7 @@ export async function registerToolRouting(
     const cwd = path.resolve(ctx.cwd);
     let sent = params;
     if (PATH_TOOLS.has(tool) && typeof params.path === "string" && !path.isAbsolute(params.path)) {
-      // The gate writes the absolute path it decided on into the input (common decision 3). A relative path
+      // The gate writes the absolute path it decided on into the input. A relative path
       // here means it did not: resolve it as the gate would (Pi's function, the tools' HOME), so both agree.
       piPaths ??= loadPiPaths(piDir);
       const resolver = await piPaths;

@@ -1,6 +1,3 @@
-// Needs the shell classifier's class-7 report (LocalCodeRun findings for `bash x.sh`, `./x`, `npm test`,
-// `make`…), merged from h/gate-shell.
-//
 // Class 7 of issue 10, write then run, end to end with real Pi: a script the agent wrote is read, classified
 // and shown in the dialog with its hash; "no" sends nothing to the listener and no secret reaches the model;
 // plain scripts, package scripts and recipes still run without a dialog in auto.
