@@ -4,21 +4,16 @@ import { mkdir, symlink, writeFile } from "node:fs/promises";
 import path from "node:path";
 import { test } from "node:test";
 import { decide } from "../../agent-runtime/gate/decide.ts";
-import { type PathContext, pathContextFromEnv } from "../../agent-runtime/gate/path-context.ts";
+import { pathContextFromEnv } from "../../agent-runtime/gate/path-context.ts";
 import { loadPiPaths } from "../../agent-runtime/gate/pi-paths.ts";
 import type { SearchExcludeState } from "../../agent-runtime/gate/search-excludes.ts";
 import { SENSITIVE_RULES, sensitiveRuleFor } from "../../agent-runtime/gate/sensitive-paths.ts";
 import { loadBashParser } from "../../agent-runtime/gate/shell-parser.ts";
 import type { PolicyMode } from "../../agent-runtime/policy/policy-store.ts";
+import { CORPUS_CONTEXT } from "../support/fixtures/gate-shell-corpus.ts";
 import { tempDir } from "../support/workspace.ts";
 
-const ctx: PathContext = {
-  cwd: "/work/project",
-  home: "/home/agent",
-  agentDir: "/home/agent/.pi/agent",
-  policyPath: "/run/chat-ui-agent/policy",
-  gateDirs: ["/opt/chat-ui-agent"],
-};
+const ctx = CORPUS_CONTEXT;
 const parser = await loadBashParser();
 const paths = await loadPiPaths();
 const search: SearchExcludeState = { path: undefined, searchCwd: "/work/project", assumed: true };

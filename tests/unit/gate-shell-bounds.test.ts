@@ -5,19 +5,13 @@ import assert from "node:assert/strict";
 import { test } from "node:test";
 import fc from "fast-check";
 import { decide } from "../../agent-runtime/gate/decide.ts";
-import type { PathContext } from "../../agent-runtime/gate/path-context.ts";
 import { classifyShell } from "../../agent-runtime/gate/shell-classifier.ts";
 import { Budget, MAX_COMMAND_CHARS, MAX_TREE_DEPTH } from "../../agent-runtime/gate/shell-limits.ts";
 import { loadBashParser } from "../../agent-runtime/gate/shell-parser.ts";
+import { CORPUS_CONTEXT } from "../support/fixtures/gate-shell-corpus.ts";
 import { PATHOLOGICAL_COMMANDS } from "../support/fixtures/gate-shell-pathological.ts";
 
-const context: PathContext = {
-  cwd: "/work/project",
-  home: "/home/agent",
-  agentDir: "/home/agent/.pi/agent",
-  policyPath: "/run/chat-ui-agent/policy",
-  gateDirs: ["/opt/chat-ui-agent"],
-};
+const context = CORPUS_CONTEXT;
 const parser = await loadBashParser();
 const decideAuto = (command: string) =>
   decide({ policy: "auto", toolName: "bash", input: { command }, context, parser });

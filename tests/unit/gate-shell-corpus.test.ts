@@ -2,17 +2,10 @@
 import assert from "node:assert/strict";
 import { test } from "node:test";
 import { decide } from "../../agent-runtime/gate/decide.ts";
-import type { PathContext } from "../../agent-runtime/gate/path-context.ts";
 import { loadBashParser } from "../../agent-runtime/gate/shell-parser.ts";
-import { SHELL_CORPUS } from "../support/fixtures/gate-shell-corpus.ts";
+import { CORPUS_CONTEXT, SHELL_CORPUS } from "../support/fixtures/gate-shell-corpus.ts";
 
-const context: PathContext = {
-  cwd: "/work/project",
-  home: "/home/agent",
-  agentDir: "/home/agent/.pi/agent",
-  policyPath: "/run/chat-ui-agent/policy",
-  gateDirs: ["/opt/chat-ui-agent"],
-};
+const context = CORPUS_CONTEXT;
 
 test("the corpus is large and adversarial enough", () => {
   assert.ok(SHELL_CORPUS.length >= 150, `corpus has ${SHELL_CORPUS.length} commands`);

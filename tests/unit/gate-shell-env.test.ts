@@ -3,18 +3,12 @@
 import assert from "node:assert/strict";
 import { test } from "node:test";
 import { decide } from "../../agent-runtime/gate/decide.ts";
-import type { PathContext } from "../../agent-runtime/gate/path-context.ts";
 import { assignmentEffect } from "../../agent-runtime/gate/shell-env.ts";
 import { loadBashParser } from "../../agent-runtime/gate/shell-parser.ts";
 import { syntheticWord } from "../../agent-runtime/gate/shell-words.ts";
+import { CORPUS_CONTEXT } from "../support/fixtures/gate-shell-corpus.ts";
 
-const context: PathContext = {
-  cwd: "/work/project",
-  home: "/home/agent",
-  agentDir: "/home/agent/.pi/agent",
-  policyPath: "/run/chat-ui-agent/policy",
-  gateDirs: ["/opt/chat-ui-agent"],
-};
+const context = CORPUS_CONTEXT;
 const parser = await loadBashParser();
 const decideAuto = (command: string) =>
   decide({ policy: "auto", toolName: "bash", input: { command }, context, parser });

@@ -14,15 +14,9 @@ import { type Decision, decide } from "../../agent-runtime/gate/decide.ts";
 import type { PathContext } from "../../agent-runtime/gate/path-context.ts";
 import { SENSITIVE_RULES } from "../../agent-runtime/gate/sensitive-paths.ts";
 import { loadBashParser } from "../../agent-runtime/gate/shell-parser.ts";
-import { SHELL_CORPUS } from "../support/fixtures/gate-shell-corpus.ts";
+import { CORPUS_CONTEXT, SHELL_CORPUS } from "../support/fixtures/gate-shell-corpus.ts";
 
-const context: PathContext = {
-  cwd: "/work/project",
-  home: "/home/agent",
-  agentDir: "/home/agent/.pi/agent",
-  policyPath: "/run/chat-ui-agent/policy",
-  gateDirs: ["/opt/chat-ui-agent"],
-};
+const context = CORPUS_CONTEXT;
 const parser = await loadBashParser();
 const bash = (command: string): Decision =>
   decide({ policy: "auto", toolName: "bash", input: { command }, context, parser });
