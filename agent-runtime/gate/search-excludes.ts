@@ -208,6 +208,22 @@ export function grepSecretReason(
   return undefined;
 }
 
+/** RULE_PATTERNS in lower case, for ripgrep's case-insensitive globs (`--iglob`, `--glob-case-insensitive`). */
+let lowerCasePatterns: SearchRulePattern[] | undefined;
+
+/**
+ * Could a glob given to `rg` on a command line (after our excludes, so it wins) select a credential file
+ * anywhere? The shell's rg, unlike Pi's grep, has no result filter behind it, so every rule counts.
+ */
+export function commandLineGlobOverrides(glob: string, caseInsensitive: boolean): boolean {
+  if (!caseInsensitive) return globCouldSelect(glob, RULE_PATTERNS, matchComponent).could;
+  lowerCasePatterns ??= RULE_PATTERNS.map((r) => ({
+    pattern: r.pattern.toLowerCase(),
+    except: r.except.map((e) => e.toLowerCase()),
+  }));
+  return globCouldSelect(glob.toLowerCase(), lowerCasePatterns, matchComponent).could;
+}
+
 /** Reasons quote inputs: never more than a line of them. */
 function clip(text: string): string {
   return text.length > 120 ? `${text.slice(0, 120)}…` : text;

@@ -125,6 +125,33 @@ const RULE_SPECS: readonly SensitiveRuleSpec[] = [
     probes: (ctx) => [path.join(ctx.cwd, "credentials.json"), home(ctx, ".s3cfg")],
   },
   {
+    id: "repo-config",
+    why: "a repository's git config, which can hold tokens (URLs with passwords, http.extraheader)",
+    patterns: [".git/config"],
+    probes: (ctx) => [path.join(ctx.cwd, ".git", "config")],
+  },
+  {
+    id: "secrets-file",
+    why: "a file of secrets (secrets.yaml and the like)",
+    patterns: [
+      "secrets.yml",
+      "secrets.yaml",
+      "secrets.json",
+      "secrets.toml",
+      "secrets.env",
+      ".secrets",
+      "*.secrets",
+    ],
+    probes: (ctx) => [path.join(ctx.cwd, "secrets.yaml")],
+  },
+  {
+    id: "ssh-host-keys",
+    why: "the machine's SSH host keys",
+    patterns: [],
+    absolute: ["/etc/ssh/ssh_host_*_key"],
+    probes: () => ["/etc/ssh/ssh_host_ed25519_key"],
+  },
+  {
     id: "gh-hosts",
     why: "GitHub / GitLab CLI token",
     patterns: [

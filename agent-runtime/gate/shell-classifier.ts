@@ -9,12 +9,19 @@ import type { Parser, Tree } from "web-tree-sitter";
 import { unlistedProgram } from "./analyzers/common.ts";
 import { analyzerFor, isListedProgram } from "./analyzers/table.ts";
 import { isCredentialVariable } from "./credential-variables.ts";
+import { expandOnDisk, findSensitiveBelow, globSelector } from "./disk-walk.ts";
 import { Findings, type LocalCodeHook, type LocalCodeKind, type LocalCodeRun } from "./gate-classes.ts";
 import { compileGlob, globMatchCompiled, hasGlob } from "./glob-match.ts";
 import { canonicalIn, expandTilde, isWithin, type PathContext } from "./path-context.ts";
 import { laterExecReasonFor, POLICY_DIR, tamperReasonFor } from "./protected-paths.ts";
-import { sensitiveContainerFor, sensitiveRuleFor, sensitiveRuleForGlob } from "./sensitive-paths.ts";
-import { assignmentEffect } from "./shell-env.ts";
+import { commandLineGlobOverrides } from "./search-excludes.ts";
+import {
+  sensitiveContainerFor,
+  sensitiveRuleByName,
+  sensitiveRuleFor,
+  sensitiveRuleForGlob,
+} from "./sensitive-paths.ts";
+import { assignmentEffect, PROTECTIVE_VARIABLES } from "./shell-env.ts";
 import {
   Budget,
   InspectionLimit,
@@ -66,6 +73,8 @@ interface Frame {
    * arithmetic evaluates a variable's value as an expression, and `a[$(cmd)]` there runs cmd.
    */
   tainted: Set<string>;
+  /** A protective variable was removed (`unset RIPGREP_CONFIG_PATH`, `env -i`): searches run without excludes. */
+  searchExcludesOff: boolean;
 }
 
 /** Walk state for the children of one node. */
@@ -124,6 +133,7 @@ class ShellClassifier {
       ifsChanged: false,
       script: command,
       tainted: new Set(),
+      searchExcludesOff: false,
     };
     if (command.includes(DYNAMIC)) {
       // A NUL byte: no shell receives this text as written (and the gate uses NUL for "computed").
@@ -202,7 +212,12 @@ class ShellClassifier {
             break;
           }
           case "unset_command":
-            for (const child of cursor.currentNode.namedChildren) if (child) frame.vars.delete(child.text);
+            for (const child of cursor.currentNode.namedChildren) {
+              if (!child) continue;
+              frame.vars.delete(child.text);
+              if (PROTECTIVE_VARIABLES.has(child.text) || child.type !== "variable_name")
+                frame.searchExcludesOff = true;
+            }
             break;
           case "file_redirect":
             this.visitRedirect(cursor.currentNode, frame);
@@ -531,6 +546,12 @@ class ShellClassifier {
         }
         const nested = self.nestedFrame(frame, options, false);
         nested.wrapperDepth = frame.wrapperDepth + 1;
+        const environment = options.environment;
+        if (
+          environment?.cleared ||
+          environment?.unset?.some((name) => !name.literal || PROTECTIVE_VARIABLES.has(name.text))
+        )
+          nested.searchExcludesOff = true;
         self.analyze(words, nested, options.stdinIsData ?? false);
       },
       script(word: ShellWord | undefined, what: string, options: NestedCommand = {}) {
@@ -542,8 +563,23 @@ class ShellClassifier {
         self.assign(frame, name, value, { persists: options.persists ?? false });
       },
       path: (word, access) => this.checkPath(word, access, frame),
-      recursiveRead: (word, program, options) =>
-        this.recursiveRead(word, program, frame, options?.hidden ?? true),
+      recursiveRead: (word, program, options) => {
+        // Our excludes hold unless removed, or undone by a glob of the search's own that could select a
+        // credential file (or is computed at run time): such a glob also brings hidden files back.
+        const globs = options?.excludes;
+        const overriding =
+          globs?.globs.some(
+            (glob) => !glob.literal || commandLineGlobOverrides(glob.text, globs.caseInsensitive),
+          ) ?? false;
+        const excludes = globs !== undefined && !overriding && !frame.searchExcludesOff;
+        // With globs of its own, ripgrep reads only the files they pick: the walk looks at those alone.
+        const positive = globs?.globs.filter((glob) => !glob.literal || !glob.text.startsWith("!")) ?? [];
+        const picked =
+          globs && positive.length > 0 && positive.every((glob) => glob.literal)
+            ? { globs: positive.map((glob) => glob.text), caseInsensitive: globs.caseInsensitive }
+            : undefined;
+        this.recursiveRead(word, program, frame, (options?.hidden ?? true) || overriding, excludes, picked);
+      },
       treeWrite: (dir, program) => this.treeWrite(dir, program, frame),
       treeCopy: (source, destination, program) => this.treeCopy(source, destination, program, frame),
       localCode: (kind, program, files, targets, options) =>
@@ -552,6 +588,7 @@ class ShellClassifier {
       forget: (variable) => {
         frame.vars.delete(variable);
         frame.tainted.add(variable);
+        if (PROTECTIVE_VARIABLES.has(variable) || variable.includes(DYNAMIC)) frame.searchExcludesOff = true;
       },
       resolve: (word) => this.resolveLiteral(word, frame),
     };
@@ -618,7 +655,8 @@ class ShellClassifier {
       if (/^file:\/\//i.test(form)) form = fileUrlPath(form);
       else if (/^[a-z][a-z0-9+.-]*:\/\//i.test(form)) continue; // other URLs are not local paths
       form = expandUserHome(this.dirStackTilde(form, frame));
-      if (isFullyDynamic(form)) {
+      // A computed part can hold "/" and "..": `app/$(cat f)` can name any file, so it reads like `$(cat f)`.
+      if (isFullyDynamic(form) || ((access === "read" || access === "operand") && form.includes(DYNAMIC))) {
         this.computedPath(word, access);
         continue;
       }
@@ -652,6 +690,7 @@ class ShellClassifier {
           "SECRET",
           `may ${access === "write" ? "write" : "read"} ${rule.why}: ${word.source}`,
         );
+      else if (access !== "write") this.patternOnDisk(pattern, word);
     }
     if (access === "write")
       this.findings.add("UNKNOWN", `writes to paths chosen at run time (${word.source})`);
@@ -659,6 +698,27 @@ class ShellClassifier {
       const probes = this.gateProbes(access === "delete");
       if (probes.some((probe) => globMatchCompiled(glob, probe)))
         this.findings.add("UNKNOWN", `may change the approval gate's files (${word.source})`);
+    }
+  }
+
+  /** The files a read pattern names now (bash expands it against the same tree): any credential among them. */
+  private patternOnDisk(pattern: string, word: ShellWord): void {
+    if (!path.isAbsolute(pattern)) return; // a computed prefix: the rules' example paths decided above
+    const expansion = expandOnDisk(pattern, () => this.budget.tick());
+    if ("incomplete" in expansion) {
+      this.findings.add(
+        "SECRET",
+        `reads files a pattern names that the gate cannot check (${word.source}: ${expansion.incomplete})`,
+      );
+      return;
+    }
+    for (const match of expansion.paths) {
+      const file = canonicalIn(this.ctx, match);
+      const rule = sensitiveRuleFor(file, this.ctx) ?? sensitiveContainerFor(file, this.ctx);
+      if (rule) {
+        this.findings.add("SECRET", `may read ${rule.why}: ${word.source} names ${match}`);
+        return;
+      }
     }
   }
 
@@ -727,54 +787,95 @@ class ShellClassifier {
     ];
   }
 
-  private recursiveRead(word: ShellWord, program: string, frame: Frame, hidden: boolean): void {
+  private recursiveRead(
+    word: ShellWord,
+    program: string,
+    frame: Frame,
+    hidden: boolean,
+    excludes: boolean,
+    picked?: { globs: string[]; caseInsensitive: boolean },
+  ): void {
     for (const form of word.forms) {
       this.budget.tick();
       if (form.startsWith("-")) continue;
-      if (isFullyDynamic(form)) {
+      if (isFullyDynamic(form) || form.includes(DYNAMIC)) {
         this.findings.add("SECRET", `\`${program}\` reads recursively a directory computed at run time`);
         continue;
       }
       const pattern = collapseStars(
-        expandTilde(expandUserHome(this.dirStackTilde(form, frame)), this.ctx.home).replaceAll(DYNAMIC, "*"),
+        expandTilde(expandUserHome(this.dirStackTilde(form, frame)), this.ctx.home),
       );
-      const candidates = pattern.startsWith("*")
-        ? [pattern]
-        : path.isAbsolute(pattern)
-          ? [path.normalize(pattern)]
-          : frame.cwds.map((dir) => path.resolve(dir, pattern));
+      const candidates = path.isAbsolute(pattern)
+        ? [path.normalize(pattern)]
+        : frame.cwds.map((dir) => path.resolve(dir, pattern));
       for (const candidate of candidates) {
+        if (!hasGlob(candidate)) {
+          this.recursiveReadDir(canonicalIn(this.ctx, candidate), word, program, hidden, excludes, picked);
+          continue;
+        }
+        const glob = compileGlob(candidate);
         const home = this.ctx.home;
-        if (hasGlob(candidate)) {
-          const glob = compileGlob(candidate);
-          const reachesHome = [home, ...ancestors(home)].some((dir) => globMatchCompiled(glob, dir));
-          const rule =
-            sensitiveRuleForGlob(`${candidate}/*`, this.ctx) ?? sensitiveRuleForGlob(candidate, this.ctx);
-          if (reachesHome || rule)
-            this.findings.add(
-              "SECRET",
-              `\`${program}\` reads ${word.source} recursively, which may include ${rule?.why ?? "credential files in HOME"}`,
-            );
+        const reachesHome = [home, ...ancestors(home)].some((dir) => globMatchCompiled(glob, dir));
+        const rule =
+          sensitiveRuleForGlob(`${candidate}/*`, this.ctx) ?? sensitiveRuleForGlob(candidate, this.ctx);
+        if (reachesHome || rule) {
+          this.findings.add(
+            "SECRET",
+            `\`${program}\` reads ${word.source} recursively, which may include ${rule?.why ?? "credential files in HOME"}`,
+          );
           continue;
         }
-        const dir = canonicalIn(this.ctx, candidate);
-        if (dir === home || isWithin(home, dir)) {
-          if (hidden)
-            this.findings.add(
-              "SECRET",
-              `\`${program}\` reads ${word.source} recursively, including credential files in HOME`,
-            );
+        // What the pattern names now, each read like a folder named literally.
+        const expansion = expandOnDisk(candidate, () => this.budget.tick());
+        if ("incomplete" in expansion) {
+          this.findings.add(
+            "SECRET",
+            `\`${program}\` reads ${word.source} recursively, and the gate cannot check it (${expansion.incomplete})`,
+          );
           continue;
         }
-        // Example paths tell whether a credential location lies under `dir`; the directory's own entries
-        // tell whether a credential file sits right in it (a `.env` in the working directory).
-        const why =
-          (sensitiveRuleFor(dir, this.ctx) ?? sensitiveContainerFor(dir, this.ctx))?.why ??
-          this.sensitiveEntry(dir, hidden);
-        if (why)
-          this.findings.add("SECRET", `\`${program}\` reads ${word.source} recursively, including ${why}`);
+        for (const match of expansion.paths)
+          this.recursiveReadDir(canonicalIn(this.ctx, match), word, program, hidden, excludes, picked);
       }
     }
+  }
+
+  /**
+   * One folder read recursively. With the search excludes active (ripgrep with our config), only what they
+   * cannot cover counts: HOME's hidden folders, a secret folder itself, a credential file at the top. Without
+   * them (grep -r, tar, cp -r, zip, git grep…), every file below counts: a bounded walk looks for one.
+   */
+  private recursiveReadDir(
+    dir: string,
+    word: ShellWord,
+    program: string,
+    hidden: boolean,
+    excludes: boolean,
+    picked: { globs: string[]; caseInsensitive: boolean } | undefined,
+  ): void {
+    const home = this.ctx.home;
+    const inHome = dir === home || isWithin(home, dir);
+    if (inHome && hidden) {
+      this.findings.add(
+        "SECRET",
+        `\`${program}\` reads ${word.source} recursively, including credential files in HOME`,
+      );
+      return;
+    }
+    // Example paths tell whether a credential location lies under `dir`; the folder's own entries tell
+    // whether a credential file sits in it (a `.env` in the working directory).
+    const why =
+      (sensitiveRuleFor(dir, this.ctx) ?? sensitiveContainerFor(dir, this.ctx))?.why ??
+      (excludes
+        ? inHome
+          ? undefined
+          : this.sensitiveEntry(dir, hidden)
+        : this.sensitiveBelow(
+            dir,
+            hidden,
+            picked && globSelector(picked.globs, picked.caseInsensitive, dir),
+          ));
+    if (why) this.findings.add("SECRET", `\`${program}\` reads ${word.source} recursively, including ${why}`);
   }
 
   /**
@@ -883,6 +984,24 @@ class ShellClassifier {
         this.scanScript(script, nested);
       },
     });
+  }
+
+  /** A credential file anywhere below `dir` (a bounded walk), or what kept the walk from vouching for it. */
+  private sensitiveBelow(
+    dir: string,
+    hidden: boolean,
+    selects?: (file: string) => boolean,
+  ): string | undefined {
+    const result = findSensitiveBelow(
+      dir,
+      { hidden, ...(selects ? { selects } : {}) },
+      (file) => sensitiveRuleByName(file, this.ctx)?.why,
+      () => this.budget.tick(),
+    );
+    if ("found" in result)
+      return `${result.found.why} (${path.relative(dir, result.found.file) || result.found.file})`;
+    if ("incomplete" in result) return `files the gate cannot check (${result.incomplete})`;
+    return undefined;
   }
 
   /** A credential file directly inside `dir` (one bounded directory read), as a reason. */

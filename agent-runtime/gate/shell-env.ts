@@ -59,6 +59,12 @@ const BENIGN_COMMANDS = new Set([
   "/usr/bin/bash",
 ]);
 
+/**
+ * Variables the tools' environment sets for safety (RIPGREP_CONFIG_PATH: searches skip credential files). After
+ * `unset`, `env -u`, `env -i` or `exec -c` removes one, a search is judged as if it had no excludes.
+ */
+export const PROTECTIVE_VARIABLES: ReadonlySet<string> = new Set(["RIPGREP_CONFIG_PATH"]);
+
 /** Variables that load code, options or configuration into whatever program runs next. */
 const CODE_VARIABLES = new Set([
   "BASH_ENV",

@@ -34,6 +34,15 @@ export interface NestedCommand {
   cwd?: ShellWord;
   /** It runs in this shell, not a child process (`time`, `command`, `builtin`, `!`): `cd` and assignments persist. */
   sameShell?: boolean;
+  /** Variables it runs without: all (`env -i`, `exec -c`) or some (`env -u NAME`). */
+  environment?: { cleared?: boolean; unset?: readonly ShellWord[] };
+}
+
+/** ripgrep's own globs, which come after our search excludes (the last matching glob wins). */
+export interface SearchGlobs {
+  globs: readonly ShellWord[];
+  /** `--iglob` or `--glob-case-insensitive`. */
+  caseInsensitive: boolean;
 }
 
 export interface Scan {
@@ -55,9 +64,14 @@ export interface Scan {
   path(word: ShellWord, access: PathAccess): void;
   /**
    * A recursive content read rooted at `word` (grep -r, rg, tar c, cp -r, zip -r). `hidden: false` when the
-   * program skips dotfiles (rg, ag without --hidden).
+   * program skips dotfiles (rg, ag without --hidden); `excludes` when it reads our search excludes (ripgrep
+   * with its config), with the globs of its own that could bring a credential file back.
    */
-  recursiveRead(word: ShellWord, program: string, options?: { hidden?: boolean }): void;
+  recursiveRead(
+    word: ShellWord,
+    program: string,
+    options?: { hidden?: boolean; excludes?: SearchGlobs },
+  ): void;
   /** A write whose file names the gate cannot list (archive extraction, tree copy) into directory `dir`. */
   treeWrite(dir: ShellWord | undefined, program: string): void;
   /** A directory tree copied or moved (cp -r, mv, rsync): checks what the source holds at its top level. */

@@ -9,7 +9,7 @@ import path from "node:path";
 import { type TestContext, test } from "node:test";
 import type { PiLine } from "../../agent-runtime/dev/pi-rpc.ts";
 import { callTool, type ScriptTurn, say } from "../../agent-runtime/dev/scripted-model.ts";
-import { decisionLogs, runPrompt, startGated } from "../support/gated-pi.ts";
+import { decisionLogs, runPrompt, startGated, yes } from "../support/gated-pi.ts";
 import { startLeakListener } from "../support/leak-listener.ts";
 import { tempDir } from "../support/workspace.ts";
 
@@ -167,6 +167,65 @@ for (const policy of ["auto", "ask", "read-only"] as const) {
       decisionLogs(pi).map((l) => l.answer),
       policy === "read-only" ? [...Array(8).fill("no"), "not-asked", "not-asked"] : Array(10).fill("no"),
     );
+  });
+}
+
+// Shell searches and reads whose own globs, computed names or environment undo what keeps credentials out:
+// each asks first in auto. Answered no, no credential byte reaches the model; answered yes, each one really
+// prints a credential (so the attacks are real and the first half can fail).
+const SHELL_REACHES = [
+  "rg -g '*' -N SECRET_ .", // a positive glob wins over the excludes, hidden files included
+  "rg --iglob '*.JSON' SECRET_", // case-insensitive
+  "grep -rh SECRET_ pkg", // a credential three folders down, for a reader without excludes
+  "cat pkg/conf/*", // a pattern that names a credential file now
+  "tail -n +1 sub/.e*",
+  // biome-ignore lint/suspicious/noTemplateCurlyInString: shell parameter expansion under test
+  'cat "sub/${F:-.env.local}"', // a computed name: any file
+  "env -i PATH=/usr/bin:/bin rg -uu SECRET_ pkg", // the excludes removed with the environment
+  "unset RIPGREP_CONFIG_PATH; rg -uu SECRET_ pkg",
+  "git grep --no-index SECRET_ pkg", // tracked or not, a tree read like grep -r
+];
+
+for (const answer of ["no", "yes"] as const) {
+  test(`auto: shell searches and reads that reach a credential ask first; answered ${answer}, ${answer === "no" ? "no credential byte reaches the model" : "each prints one"}`, async (t) => {
+    const planted = await plant(t);
+    await mkdir(path.join(planted.ws, "pkg", "conf"), { recursive: true });
+    const deep = `SECRET_DEEP_${randomBytes(6).toString("hex")}`;
+    planted.secrets.push(deep);
+    await writeFile(path.join(planted.ws, "pkg", "conf", "credentials.json"), `{"key": "${deep}"}\n`);
+    await writeFile(path.join(planted.ws, "pkg", "conf", "app.json"), `{"name": "app"}\n`);
+    const commands = SHELL_REACHES;
+    const { pi, model, dialogs } = await startGated(
+      t,
+      [...commands.map((command) => callTool("bash", { command })), say("done")],
+      {
+        policy: "auto",
+        cwd: planted.ws,
+        env: { HOME: planted.home },
+        answers: answer === "yes" ? commands.map(() => yes) : [],
+      },
+    );
+    const ends = await runPrompt(pi, "search");
+    assert.equal(ends.length, commands.length);
+    assert.equal(dialogs.length, commands.length, "every one asks");
+    for (const dialog of dialogs) assert.match(String(dialog.message), /SECRET/);
+    if (answer === "no") {
+      for (const [i, end] of ends.entries()) {
+        assert.equal(end.isError, true, `${commands[i]} must not run: ${resultText(end)}`);
+        assertNoSecret(`tool result ${i}`, resultText(end), planted.secrets);
+      }
+      assertNoSecret(
+        "the model's requests",
+        JSON.stringify(model.requests.map((r) => r.body)),
+        planted.secrets,
+      );
+    } else {
+      for (const [i, end] of ends.entries())
+        assert.ok(
+          planted.secrets.some((value) => resultText(end).includes(value)),
+          `${commands[i]} prints a credential once allowed: ${resultText(end).slice(0, 300)}`,
+        );
+    }
   });
 }
 

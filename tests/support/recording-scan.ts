@@ -13,11 +13,17 @@ import { DYNAMIC, type ShellWord, syntheticWord } from "../../agent-runtime/gate
 
 export interface Recorded {
   findings: Findings;
-  commands: Array<{ words: string[]; cwd?: string; stdinIsData?: boolean }>;
+  commands: Array<{
+    words: string[];
+    cwd?: string;
+    stdinIsData?: boolean;
+    environmentCleared?: boolean;
+    unset?: string[];
+  }>;
   scripts: Array<{ text: string | undefined; literal: boolean | undefined; what: string }>;
   assignments: Array<{ name: string; value: string | undefined }>;
   paths: Array<{ path: string; access: PathAccess }>;
-  recursiveReads: Array<{ path: string; hidden: boolean }>;
+  recursiveReads: Array<{ path: string; hidden: boolean; excludes?: string[] }>;
   treeWrites: Array<string | undefined>;
   treeCopies: Array<{ from: string; to: string }>;
   localCode: Array<{
@@ -58,6 +64,8 @@ export function recordingScan(): { scan: Scan; record: Recorded } {
         words: words.map(shown),
         ...(options.cwd ? { cwd: shown(options.cwd) } : {}),
         ...(options.stdinIsData !== undefined ? { stdinIsData: options.stdinIsData } : {}),
+        ...(options.environment?.cleared ? { environmentCleared: true } : {}),
+        ...(options.environment?.unset?.length ? { unset: options.environment.unset.map(shown) } : {}),
       });
     },
     script(word, what) {
@@ -70,7 +78,11 @@ export function recordingScan(): { scan: Scan; record: Recorded } {
       for (const form of word.forms) record.paths.push({ path: form.replaceAll(DYNAMIC, "…"), access });
     },
     recursiveRead(word, _program, options) {
-      record.recursiveReads.push({ path: shown(word), hidden: options?.hidden ?? true });
+      record.recursiveReads.push({
+        path: shown(word),
+        hidden: options?.hidden ?? true,
+        ...(options?.excludes ? { excludes: options.excludes.globs.map(shown) } : {}),
+      });
     },
     treeWrite(dir) {
       record.treeWrites.push(dir ? shown(dir) : undefined);
@@ -93,6 +105,7 @@ export function recordingScan(): { scan: Scan; record: Recorded } {
     forget(variable) {
       record.forgotten.push(variable);
     },
+
     resolve(word) {
       return word.literal ? path.resolve(CWD, word.text.replace(/^~(?=\/|$)/, HOME)) : undefined;
     },

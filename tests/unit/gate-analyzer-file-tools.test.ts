@@ -158,9 +158,19 @@ test("search tools: recursive reads (rg skips hidden files unless told), program
   assert.deepEqual(run(["grep", "-r", "x"]).recursiveReads, [{ path: ".", hidden: true }]);
   assert.deepEqual(run(["grep", "-n", "x", "f"]).recursiveReads, []);
   assert.deepEqual(paths(run(["grep", "-f", ".env", "f"])), ["read:.env", "read:f"]);
-  assert.deepEqual(run(["rg", "x"]).recursiveReads, [{ path: ".", hidden: false }]);
-  assert.deepEqual(run(["rg", "--hidden", "x", "~"]).recursiveReads, [{ path: "~", hidden: true }]);
-  assert.deepEqual(run(["rg", "-uu", "x"]).recursiveReads, [{ path: ".", hidden: true }]);
+  // rg reads our excludes, and hands its own globs on (the classifier decides whether they undo them).
+  assert.deepEqual(run(["rg", "x"]).recursiveReads, [{ path: ".", hidden: false, excludes: [] }]);
+  assert.deepEqual(run(["rg", "--hidden", "x", "~"]).recursiveReads, [
+    { path: "~", hidden: true, excludes: [] },
+  ]);
+  assert.deepEqual(run(["rg", "-uu", "x"]).recursiveReads, [{ path: ".", hidden: true, excludes: [] }]);
+  assert.deepEqual(run(["rg", "-g", "*.ts", "--iglob=!t", "x"]).recursiveReads, [
+    { path: ".", hidden: false, excludes: ["*.ts", "!t"] },
+  ]);
+  assert.deepEqual(run(["rg", "--no-config", "x"]).recursiveReads, [{ path: ".", hidden: true }]);
+  // ag and ack never read ripgrep's config; ack searches trees by default.
+  assert.deepEqual(run(["ag", "x"]).recursiveReads, [{ path: ".", hidden: false }]);
+  assert.deepEqual(run(["ack", "x"]).recursiveReads, [{ path: ".", hidden: true }]);
   assert.ok(opaque(run(["rg", "--pre", "./x", "p"])));
   assert.ok(opaque(run(["rg", "--pre=sh", "p"])));
 });

@@ -106,6 +106,14 @@ test("sudo and env apply environment assignments through the one rule, and chang
     ["PATH", "LD_PRELOAD"],
   );
   assert.equal(env.commands[0]?.cwd, "/srv");
+  // What the payload runs without: the classifier turns the search excludes off after these.
+  assert.equal(env.commands[0]?.environmentCleared, true);
+  assert.deepEqual(run(["env", "-u", "RIPGREP_CONFIG_PATH", "rg", "x"]).commands[0]?.unset, [
+    "RIPGREP_CONFIG_PATH",
+  ]);
+  assert.deepEqual(run(["env", "--unset=A", "-uB", "rg", "x"]).commands[0]?.unset, ["A", "B"]);
+  assert.equal(run(["exec", "-c", "rg", "x"]).commands[0]?.environmentCleared, true);
+  assert.deepEqual(run(["unset", "RIPGREP_CONFIG_PATH"]).forgotten, ["RIPGREP_CONFIG_PATH"]);
   assert.equal(
     run(["sudo", "-D", "/run/chat-ui-agent", "rm", "policy"]).commands[0]?.cwd,
     "/run/chat-ui-agent",

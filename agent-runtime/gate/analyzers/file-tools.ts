@@ -892,6 +892,7 @@ const grep: Analyzer = (call, scan) => {
   const patternGiven = parsed.has("e", "regexp", "f", "file");
   const files = patternGiven ? parsed.operands : parsed.operands.slice(1);
   const recursive =
+    call.name === "ack" || // ack searches trees by default
     parsed.has("r", "R", "recursive", "dereference-recursive") ||
     parsed.values("d", "directories").some((v) => v.text === "recurse");
   if (recursive && files.length === 0) scan.recursiveRead(syntheticWord("."), call.name);
@@ -964,10 +965,18 @@ const rg: Analyzer = (call, scan) => {
       "all-types",
       "skip-vcs-ignores",
     );
+  // ripgrep reads our exclude config (ag and ack do not); its own globs come after it.
+  const excludes =
+    call.name === "rg" && !parsed.has("no-config")
+      ? {
+          globs: parsed.values("g", "glob", "iglob"),
+          caseInsensitive: parsed.has("iglob", "glob-case-insensitive"),
+        }
+      : undefined;
   const roots = paths.length > 0 ? paths : [syntheticWord(".")];
   for (const root of roots) {
     scan.path(root, "read");
-    scan.recursiveRead(root, call.name, { hidden });
+    scan.recursiveRead(root, call.name, { hidden, ...(excludes ? { excludes } : {}) });
   }
 };
 

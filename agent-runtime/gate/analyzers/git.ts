@@ -409,12 +409,13 @@ function grep(rest: readonly ShellWord[], scan: Scan, cwd: ShellWord | undefined
     return scan.findings.opaque("`git grep -O` runs a program on the matching files");
   for (const file of parsed.values("f", "file")) scan.path(file, "read");
   scan.findings.add("READ");
-  if (parsed.has("no-index", "untracked")) {
-    const paths = parsed.has("e", "regexp", "f", "file") ? parsed.operands : parsed.operands.slice(1);
-    for (const path of paths.length ? paths : [underDirectory(syntheticWord("."), cwd)]) {
-      scan.path(path, "read");
-      scan.recursiveRead(path, "git grep --no-index");
-    }
+  // Tracked files can be credentials too (a committed `.env`): every git grep reads its tree like grep -r.
+  const paths = parsed.has("e", "regexp", "f", "file") ? parsed.operands : parsed.operands.slice(1);
+  const program = parsed.has("no-index", "untracked") ? "git grep --no-index" : "git grep";
+  for (const path of paths.length ? paths : [underDirectory(syntheticWord("."), cwd)]) {
+    if (path.text === "--") continue;
+    scan.path(path, "read");
+    scan.recursiveRead(path, program);
   }
 }
 

@@ -98,6 +98,9 @@ const env: Analyzer = (call, scan) => {
   const args = call.args;
   let i = 0;
   let cwd: ShellWord | undefined;
+  /** What the payload runs without: every variable (`env -i`), or the ones `-u` names. */
+  let cleared = false;
+  const unset: ShellWord[] = [];
   for (; i < args.length; i++) {
     const arg = args[i];
     if (!arg) break;
@@ -120,7 +123,17 @@ const env: Analyzer = (call, scan) => {
     }
     if (["-u", "--unset", "-C", "--chdir", "-P", "-a", "--argv0"].includes(text)) {
       if (text === "-C" || text === "--chdir") cwd = args[i + 1];
+      const name = args[i + 1];
+      if ((text === "-u" || text === "--unset") && name) unset.push(name);
       i++;
+      continue;
+    }
+    if (text.startsWith("--unset=") || /^-u./.test(text)) {
+      unset.push(syntheticWord(text.startsWith("--") ? text.slice(8) : text.slice(2), arg.literal));
+      continue;
+    }
+    if (text === "-" || text === "-i" || text === "--ignore-environment") {
+      cleared = true;
       continue;
     }
     if (text.startsWith("--chdir=")) {
@@ -141,7 +154,7 @@ const env: Analyzer = (call, scan) => {
   }
   const payload = args.slice(i);
   if (payload.length === 0) return scan.findings.add("SECRET", "`env` prints environment variables");
-  scan.command(payload, { cwd, stdinIsData: call.stdinIsData });
+  scan.command(payload, { cwd, stdinIsData: call.stdinIsData, environment: { cleared, unset } });
 };
 
 function quote(text: string): string {
@@ -334,7 +347,8 @@ const evalBuiltin: Analyzer = (call, scan) => {
 const exec: Analyzer = (call, scan) => {
   const parsed = parseArgs(call.args, { shortWithValue: "a", stopAtOperand: true });
   if (parsed.operands.length === 0) return scan.findings.add("READ"); // `exec 3>file`: redirections only
-  scan.command(parsed.operands, { stdinIsData: call.stdinIsData });
+  // `exec -c` runs the command with an empty environment.
+  scan.command(parsed.operands, { stdinIsData: call.stdinIsData, environment: { cleared: parsed.has("c") } });
 };
 
 const command: Analyzer = (call, scan) => {
@@ -827,7 +841,10 @@ const WRAPPERS: Record<string, Analyzer> = {
   local: declaration,
   readonly: declaration,
   unset: (call, scan) => {
-    for (const name of call.args) if (!name.text.startsWith("-")) scan.forget(name.text);
+    for (const name of call.args) {
+      if (name.text.startsWith("-")) continue;
+      scan.forget(name.literal ? name.text : DYNAMIC); // a name computed at run time can be any variable
+    }
     scan.findings.add("READ");
   },
   pi,
