@@ -21,8 +21,9 @@ import {
   shebangLanguage,
 } from "./script-scan.ts";
 import { secretDirectoryRuleFor, sensitiveRuleByName, sensitiveRuleFor } from "./sensitive-paths.ts";
+import { discoverTests } from "./test-discovery.ts";
 
-export const MAX_INSPECTED_FILES = 16;
+export const MAX_INSPECTED_FILES = 64;
 export const MAX_INSPECTED_BYTES = 512 * 1024;
 /** Shell text classified per call, at most (one command's worth: the classifier's own bound and budget). */
 export const MAX_CLASSIFIED_CHARS = 32 * 1024;
@@ -244,13 +245,19 @@ export function inspectLocalCode(
         }
         opaque(`\`${run.program}\` runs recipes from a task file the gate does not parse`);
         break;
-      case "test-runner":
-        // Test files are found at run time: only files named on the command line are read (a documented limit).
-        for (const file of run.paths) {
+      case "test-runner": {
+        // The runner finds its tests at run time: the gate finds them the same way (bounded).
+        const discovered = discoverTests(run.program, run.cwd, run.paths, () => {});
+        if ("unreadable" in discovered) {
+          opaque(discovered.unreadable);
+          break;
+        }
+        for (const file of discovered.files) {
           const language = languageByName(file);
           if (language) inspectScript(file, language, run.cwd, depth);
         }
         break;
+      }
     }
   }
   return { classes: [...classes], reasons, shown };

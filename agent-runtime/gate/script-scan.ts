@@ -61,13 +61,13 @@ const RULES: Record<ScriptLanguage, Rule[]> = {
       cls: PROGRAMS,
       what: "runs other programs",
       pattern:
-        /["'](?:node:)?child_process["']|\bBun\.spawn(?:Sync)?\b|\bBun\.\$|\bDeno\.(?:run|Command)\b|\bprocess\.(?:binding|dlopen)\b|\bworker_threads\b/,
+        /["'](?:node:)?child_process["']|\b(?:execSync|execFileSync|spawnSync|execaSync|execa)\s*\(|\bBun\.spawn(?:Sync)?\b|\bBun\.\$|\bDeno\.(?:run|Command)\b|\bprocess\.(?:binding|dlopen)\b|\bworker_threads\b/,
     },
     {
       cls: PROGRAMS,
       what: "runs code built at run time",
       pattern:
-        /(?<![.\w])eval\s*\(|\bnew\s+Function\b|(?<![.\w])Function\s*\(|["'](?:node:)?vm["']|\brequire\s*\(\s*[^"'`)\s]|\bimport\s*\(\s*[^"'`)\s]|\bmodule\.constructor\b/,
+        /(?<![.\w])eval\s*\(|\bnew\s+Function\b|(?<![.\w])Function\s*\(|["'](?:node:)?vm["']|\b(?:require|import)\s*\(\s*(?:[^"'`)\s]|(["'`])[^"'`\n]{0,256}\1\s*[^)\s]|`[^`\n]{0,256}\$\{)|\bmodule\.constructor\b|\bconstructor\s*\.\s*constructor\b|\[\s*["'`]constructor["'`]\s*\]/,
     },
     {
       cls: SECRETS,

@@ -311,8 +311,26 @@ test("the dialog shows every script with its path and hash, and the recorded byt
   assert.equal(verifyVetted(files).ok, false);
 });
 
+test("JS: a module name or program built at run time is code the gate cannot see; literal requires are not", () => {
+  const whats = (text: string) => scanScriptText(text, "node", () => undefined).map((f) => f.what);
+  for (const text of [
+    "const m = require('child_' + 'process');",
+    // biome-ignore lint/suspicious/noTemplateCurlyInString: a JS template literal under test
+    "const m = require(`child_${x}`);",
+    "await import('./a' + suffix);",
+    "const f = (() => {}).constructor.constructor('return process')();",
+    'globalThis["constructor"];',
+  ])
+    assert.ok(whats(text).includes("runs code built at run time"), text);
+  assert.ok(whats("const { execSync } = m; execSync('id');").includes("runs other programs"));
+  for (const text of ["const fs = require('fs');", "import x from './x.js';", 'const y = require("./y" );'])
+    assert.deepEqual(whats(text), [], text);
+});
+
 test("the token scans are linear and bounded on hostile text", () => {
   const hostile = [
+    `require('${"a".repeat(100_000)}`,
+    `require(${"'a' ".repeat(50_000)}`,
     `${'"'.repeat(100_000)}`,
     `open(${"x".repeat(200_000)}`,
     `process.env${".a".repeat(50_000)}`,

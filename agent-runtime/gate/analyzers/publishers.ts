@@ -927,7 +927,7 @@ function subcommandExits(
 
 const cargo = subcommandExits(["publish", "login", "owner", "yank", "logout"], (_call, scan, operands) => {
   const sub = operands[0]?.text;
-  if (sub === "test" || sub === "bench" || sub === "nextest") {
+  if (sub === "test" || sub === "bench" || sub === "nextest" || sub === "run" || sub === "r" || sub === "t") {
     scan.localCode("test-runner", `cargo ${sub}`, []);
     return true;
   }
@@ -937,6 +937,21 @@ const cargo = subcommandExits(["publish", "login", "owner", "yank", "logout"], (
   }
   return false;
 });
+
+/** Goals and tasks that run the project's compiled code (its tests, its main class), not only build it. */
+const MVN_RUNS =
+  /^(?:test|verify|integration-test|package|install|exec:\w+|spring-boot:run|quarkus:dev|jetty:run)$/;
+const GRADLE_RUNS = /^(?::?[\w-]+:)*(?:test|check|run|bootRun|build|integrationTest|connectedCheck)$/;
+
+/** A build tool whose `goal` runs the project's own compiled code: a test run the gate cannot read. */
+function runsCompiled(goals: RegExp) {
+  return (call: ProgramCall, scan: Scan, operands: readonly ShellWord[]): boolean => {
+    const goal = operands.find((operand) => goals.test(operand.text));
+    if (!goal) return false;
+    scan.localCode("test-runner", `${call.name} ${goal.text}`, []);
+    return true;
+  };
+}
 
 const go: Analyzer = (call, scan) => {
   const f = scan.findings;
@@ -1247,11 +1262,17 @@ export const PUBLISHER_ANALYZERS: Readonly<Record<string, Analyzer>> = {
     call.args[0]?.text === "exec"
       ? payloadRunner({ ...call, name: "bundle exec" }, scan, call.args.slice(1), [])
       : subcommandExits(["config"])(call, scan),
-  mvn: subcommandExits(["deploy", "release:perform", "release:prepare", "deploy:deploy-file"]),
-  mvnw: subcommandExits(["deploy", "release:perform", "release:prepare", "deploy:deploy-file"]),
-  gradle: subcommandExits(["publish", "publishToMavenLocal", "publishPlugins"]),
-  gradlew: subcommandExits(["publish", "publishToMavenLocal", "publishPlugins"]),
-  dotnet: subcommandExits(["nuget"]),
+  mvn: subcommandExits(
+    ["deploy", "release:perform", "release:prepare", "deploy:deploy-file"],
+    runsCompiled(MVN_RUNS),
+  ),
+  mvnw: subcommandExits(
+    ["deploy", "release:perform", "release:prepare", "deploy:deploy-file"],
+    runsCompiled(MVN_RUNS),
+  ),
+  gradle: subcommandExits(["publish", "publishToMavenLocal", "publishPlugins"], runsCompiled(GRADLE_RUNS)),
+  gradlew: subcommandExits(["publish", "publishToMavenLocal", "publishPlugins"], runsCompiled(GRADLE_RUNS)),
+  dotnet: subcommandExits(["nuget"], runsCompiled(/^(?:test|run|watch)$/)),
   nuget: subcommandExits(["push", "delete"]),
   pod: subcommandExits(["trunk"]),
   helm: subcommandExits(["push", "install", "upgrade", "uninstall", "rollback", "repo", "plugin"]),
