@@ -16,6 +16,8 @@ export const LOCAL_CODE_KINDS = [
   "shell-script",
   /** `./x`, `bin/tool`, `/work/project/run`: a file executed directly (shebang script or binary). */
   "executable",
+  /** `git commit`, `git merge`…: the hooks git runs (paths: `<dir>/<hook name>`; the hooks folder is git's). */
+  "git-hooks",
   /** `python3 x.py`, `python -m pkg.mod` (a module found in the cwd). */
   "python",
   /** `node x.js`, `node --import ./x.mjs`, `tsx x.ts`, `deno run x.ts`, `bun x.ts`. */

@@ -11,6 +11,7 @@ import path from "node:path";
 import type { Parser } from "web-tree-sitter";
 import { readForVetting, type VettedFile } from "../vetted-content.ts";
 import type { Findings, GateClass, LocalCodeRun } from "./gate-classes.ts";
+import { gitHooksDir } from "./git-hooks.ts";
 import { MAKE_UNKNOWN, makefileRecipes } from "./makefile-recipes.ts";
 import { canonicalIn, isWithin, type PathContext } from "./path-context.ts";
 import {
@@ -103,7 +104,12 @@ export function inspectLocalCode(
   };
 
   /** Reads one file for vetting (bounded); undefined when it cannot be inspected (the reason is recorded). */
-  const read = (file: string, what: string): { text: string; vetted: VettedFile } | undefined => {
+  /** `onlyIfPresent`: a file that runs only when it exists (a git hook): missing means nothing runs. */
+  const read = (
+    file: string,
+    what: string,
+    onlyIfPresent = false,
+  ): { text: string; vetted: VettedFile } | undefined => {
     const canonical = canonicalIn(ctx, file);
     const secret = sensitiveRuleFor(canonical, ctx);
     if (secret) {
@@ -126,7 +132,7 @@ export function inspectLocalCode(
       seen.delete(file);
       return undefined;
     }
-    if (!result.ok && result.reason === "missing" && /\/\.git\/hooks\/[^/]+$/.test(canonical)) {
+    if (!result.ok && result.reason === "missing" && onlyIfPresent) {
       // git runs only hooks that exist; a command that writes one is already an exit (laterExecReasonFor).
       seen.delete(file);
       return undefined;
@@ -225,6 +231,15 @@ export function inspectLocalCode(
       case "executable":
         for (const file of run.paths) inspectExecutable(file, run.cwd, depth);
         break;
+      case "git-hooks":
+        for (const named of run.paths) {
+          const found = gitHooksDir(path.dirname(named), ctx);
+          if ("unknown" in found) opaque(`cannot tell which hooks git runs: ${found.unknown}`);
+          else if ("dir" in found)
+            inspectExecutable(path.join(found.dir, path.basename(named)), run.cwd, depth, true);
+          // Outside any repository git refuses to run, hooks included.
+        }
+        break;
       case "interpreter":
         for (const file of run.paths) {
           const got = read(file, `${run.program} script`);
@@ -262,8 +277,8 @@ export function inspectLocalCode(
   }
   return { classes: [...classes], reasons, shown };
 
-  function inspectExecutable(file: string, cwd: string, depth: number) {
-    const got = read(file, "program");
+  function inspectExecutable(file: string, cwd: string, depth: number, hook = false) {
+    const got = read(file, hook ? "git hook" : "program", hook);
     if (!got) return;
     const language = shebangLanguage(got.text);
     if (language === "unknown") {

@@ -3,6 +3,7 @@
 import { existsSync, statSync } from "node:fs";
 import path from "node:path";
 import { POLICY_DIR } from "../runtime-paths.ts";
+import { gitHooksDir } from "./git-hooks.ts";
 import { isWithin, type PathContext } from "./path-context.ts";
 import { matchesAtAnyDepth } from "./path-patterns.ts";
 
@@ -161,7 +162,16 @@ export function laterExecReasonFor(
     return `writes a program into ${onPath}, a folder on PATH (a later command of that name runs it)`;
   if (env.BASH_ENV && path.resolve(ctx.cwd, env.BASH_ENV) === file)
     return "writes BASH_ENV (runs in every later bash)";
-  return embeddedRepositoryReason(file);
+  return embeddedRepositoryReason(file) ?? configuredHookReason(file, ctx);
+}
+
+/** A file in the folder `core.hooksPath` names (husky's `.husky/_`, a `.githooks`): a hook the next commit runs. */
+function configuredHookReason(file: string, ctx: PathContext): string | undefined {
+  const dir = path.dirname(file);
+  const found = gitHooksDir(dir, ctx);
+  if ("dir" in found && found.dir === dir && path.basename(path.dirname(dir)) !== ".git")
+    return `writes a git hook in ${dir} (core.hooksPath): later git commands run it`;
+  return undefined;
 }
 
 function pathDirectories(env: NodeJS.ProcessEnv, ctx: PathContext): string[] {

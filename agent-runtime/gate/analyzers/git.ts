@@ -311,10 +311,11 @@ function runsHooks(sub: string, rest: readonly ShellWord[], cwd: ShellWord | und
   if (!hooks) return;
   if (rest.some((a) => a.text === "--no-verify" || (a.text === "-n" && sub === "commit"))) return;
   const root = cwd?.literal ? `${cwd.text.replace(/\/+$/, "")}/` : "";
+  // The hooks folder is git's to find (the repository above, core.hooksPath): named by the directory git runs in.
   scan.localCode(
-    "executable",
+    "git-hooks",
     `git ${sub} (hooks)`,
-    hooks.map((hook) => syntheticWord(`${root}.git/hooks/${hook}`)),
+    hooks.map((hook) => syntheticWord(`${root}${hook}`)),
     [sub],
     { optional: true },
   );
@@ -612,7 +613,7 @@ const git: Analyzer = (call, scan) => {
       return f.add("WRITE", "git maintenance");
     case "hook":
       if (rest[0]?.text === "run" && rest[1])
-        return scan.localCode("executable", "git hook run", [syntheticWord(`.git/hooks/${rest[1].text}`)]);
+        return scan.localCode("git-hooks", "git hook run", [syntheticWord(rest[1].text)]);
       return f.add("READ");
     case "archive": {
       if (rest.some((t) => t.text.startsWith("--remote")))

@@ -1,0 +1,119 @@
+// Where git looks for the hooks a command runs, found as git finds them: the repository that contains the
+// directory (a `.git` folder or a gitfile, walking up as git does), its common dir for linked worktrees, and
+// `core.hooksPath` from the config files git reads (system, global, repository, worktree). Husky and friends set
+// `core.hooksPath`, so the hooks a plain `git commit` runs may be ordinary files in the working tree. Config the
+// gate cannot follow (include directives, quoting or escapes in the value, files over 64 KB) is unknown.
+import { readFileSync, statSync } from "node:fs";
+import path from "node:path";
+import type { PathContext } from "./path-context.ts";
+
+const MAX_CONFIG_BYTES = 64 * 1024;
+const MAX_LEVELS = 64;
+
+export type HooksDir = { dir: string } | { unknown: string } | { repository: false };
+
+export function gitHooksDir(start: string, ctx: PathContext): HooksDir {
+  const repo = findRepository(start);
+  if ("unknown" in repo || "repository" in repo) return repo;
+  const files = [
+    "/etc/gitconfig",
+    path.join(ctx.home, ".config", "git", "config"),
+    path.join(ctx.home, ".gitconfig"),
+    path.join(repo.commonDir, "config"),
+    path.join(repo.gitDir, "config.worktree"),
+  ];
+  let hooksPath: string | undefined;
+  for (const file of files) {
+    const text = readSmall(file);
+    if (text === undefined) continue;
+    if (text === null) return { unknown: `${file} cannot be read or is larger than the gate reads` };
+    const found = coreHooksPath(text);
+    if ("unknown" in found) return { unknown: `${file} ${found.unknown}` };
+    if (found.value !== undefined) hooksPath = found.value;
+  }
+  if (hooksPath === undefined) return { dir: path.join(repo.commonDir, "hooks") };
+  const expanded = hooksPath.startsWith("~/") ? path.join(ctx.home, hooksPath.slice(2)) : hooksPath;
+  return { dir: path.resolve(repo.worktree, expanded) };
+}
+
+type Repository =
+  | { worktree: string; gitDir: string; commonDir: string }
+  | { unknown: string }
+  | { repository: false };
+
+/** The nearest `.git` at or above `start` (a folder, or a gitfile naming one), as git discovers it. */
+function findRepository(start: string): Repository {
+  let dir = path.resolve(start);
+  for (let level = 0; level < MAX_LEVELS; level++) {
+    const dotGit = path.join(dir, ".git");
+    const kind = fileKind(dotGit);
+    if (kind === "directory") return { worktree: dir, gitDir: dotGit, commonDir: commonDirOf(dotGit) };
+    if (kind === "file") {
+      const text = readSmall(dotGit);
+      const target = text ? /^gitdir:\s*(.+?)\s*$/m.exec(text)?.[1] : undefined;
+      if (!target) return { unknown: `${dotGit} is a gitfile the gate cannot read` };
+      const gitDir = path.resolve(dir, target);
+      return { worktree: dir, gitDir, commonDir: commonDirOf(gitDir) };
+    }
+    const parent = path.dirname(dir);
+    if (parent === dir) return { repository: false };
+    dir = parent;
+  }
+  return { unknown: "the folder is nested too deep to find its repository" };
+}
+
+/** A linked worktree's git dir names the shared one in `commondir` (hooks and config live there). */
+function commonDirOf(gitDir: string): string {
+  const text = readSmall(path.join(gitDir, "commondir"));
+  return typeof text === "string" && text.trim() ? path.resolve(gitDir, text.trim()) : gitDir;
+}
+
+/**
+ * The last `core.hooksPath` a config text sets. Sections and keys are case-insensitive, and a variable may
+ * follow its section header on the same line. Includes could set it from elsewhere: unknown.
+ */
+export function coreHooksPath(text: string): { value?: string } | { unknown: string } {
+  let section = "";
+  let value: string | undefined;
+  for (const raw of text.split("\n")) {
+    let line = raw.trim();
+    const header = /^\[\s*([A-Za-z0-9.-]+)(?:\s+"[^"\n]*")?\s*\]/.exec(line);
+    if (header) {
+      section = (header[1] ?? "").toLowerCase();
+      if (section === "include" || section === "includeif")
+        return { unknown: "includes other config files, which may set core.hooksPath" };
+      line = line.slice(header[0].length).trim();
+    } else if (line.startsWith("[")) {
+      return { unknown: "has a section header the gate cannot read" };
+    }
+    if (section !== "core") continue;
+    const entry = /^hookspath\s*(?:=\s*(.*))?$/i.exec(line);
+    if (!entry) continue;
+    const given = entry[1] ?? "";
+    if (/["\\#;]/.test(given)) return { unknown: "sets core.hooksPath with quoting or comments" };
+    value = given.trim();
+  }
+  return value === undefined ? {} : { value };
+}
+
+function fileKind(file: string): "directory" | "file" | undefined {
+  try {
+    const stat = statSync(file);
+    return stat.isDirectory() ? "directory" : stat.isFile() ? "file" : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+/** A small text file; undefined when missing, null when it cannot be read or is larger than the bound. */
+function readSmall(file: string): string | null | undefined {
+  try {
+    const stat = statSync(file);
+    if (!stat.isFile()) return undefined;
+    if (stat.size > MAX_CONFIG_BYTES) return null;
+    return readFileSync(file, "utf8");
+  } catch (err) {
+    const code = (err as NodeJS.ErrnoException).code;
+    return code === "ENOENT" || code === "ENOTDIR" ? undefined : null;
+  }
+}
