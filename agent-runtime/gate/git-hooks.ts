@@ -12,7 +12,23 @@ const MAX_LEVELS = 64;
 
 export type HooksDir = { dir: string } | { unknown: string } | { repository: false };
 
+/** Per decision (a context is built per tool call): a command's many writes into one folder look once. */
+const answered = new WeakMap<PathContext, Map<string, HooksDir>>();
+
 export function gitHooksDir(start: string, ctx: PathContext): HooksDir {
+  let known = answered.get(ctx);
+  if (!known) {
+    known = new Map();
+    answered.set(ctx, known);
+  }
+  const cached = known.get(start);
+  if (cached) return cached;
+  const found = findHooksDir(start, ctx);
+  if (known.size < 256) known.set(start, found);
+  return found;
+}
+
+function findHooksDir(start: string, ctx: PathContext): HooksDir {
   const repo = findRepository(start);
   if ("unknown" in repo || "repository" in repo) return repo;
   const files = [

@@ -36,10 +36,9 @@ test("the hooks folder: the repository above, a gitfile's common dir, core.hooks
   await mkdir(path.join(repo, "src", "deep"), { recursive: true });
   await mkdir(home);
   execFileSync("git", ["init", "-q", repo]);
-  const ctx = pathContextFromEnv(repo, { HOME: home });
   // Each answer is checked against git's own (`git rev-parse --git-path hooks`, with the same HOME).
   const dir = (from: string) => {
-    const ours = gitHooksDir(from, ctx);
+    const ours = gitHooksDir(from, pathContextFromEnv(repo, { HOME: home })); // a context per call, as the gate builds
     if ("dir" in ours) {
       const gits = execFileSync("git", ["-C", from, "rev-parse", "--git-path", "hooks"], {
         env: { PATH: process.env.PATH, HOME: home, GIT_CONFIG_NOSYSTEM: "1" },
