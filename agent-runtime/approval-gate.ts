@@ -11,7 +11,7 @@ import type {
   ToolResultEvent,
 } from "@earendil-works/pi-coding-agent";
 import { confirmPrompt } from "./gate/confirm-prompt.ts";
-import { decide } from "./gate/decide.ts";
+import { decide, warmUp } from "./gate/decide.ts";
 import { redactForLog } from "./gate/log-redact.ts";
 import { ownDir, pathContextFromEnv } from "./gate/path-context.ts";
 import { loadPiPaths, PATH_TOOLS } from "./gate/pi-paths.ts";
@@ -78,7 +78,9 @@ export default async function approvalGate(pi: ExtensionAPI): Promise<void> {
   };
   // Start loading the parser and Pi's path functions now so the first call does not pay for them; a failure
   // surfaces per call (as a block).
-  loadBashParser().catch(() => {});
+  loadBashParser()
+    .then((parser) => warmUp(parser))
+    .catch(() => {});
   loadPiPaths().catch((error) => log.error({ err: errorText(error) }, "Pi's path functions did not load"));
 
   pi.on("tool_result", async (event: ToolResultEvent, ctx: ExtensionContext) =>

@@ -12,7 +12,7 @@ import { createInterface } from "node:readline";
 import { fileURLToPath } from "node:url";
 import { parseArgs } from "node:util";
 import { z } from "zod";
-import { decide } from "./gate/decide.ts";
+import { decide, warmUp } from "./gate/decide.ts";
 import { ownDir, pathContextFromEnv } from "./gate/path-context.ts";
 import { loadPiPaths } from "./gate/pi-paths.ts";
 import { loadBashParser } from "./gate/shell-parser.ts";
@@ -139,6 +139,7 @@ async function runExplain(args: string[], io: CliIo, out: (v: unknown) => void):
     strict: true,
   });
   const parser = await loadBashParser();
+  warmUp(parser);
   // Without Pi's path functions (a bundle copied away from its node_modules), path tools explain as blocked.
   const paths = await loadPiPaths().catch(() => null);
   const gateDirs = [ownDir(import.meta.url)];

@@ -3,7 +3,7 @@ import type { Parser } from "web-tree-sitter";
 import type { PolicyMode } from "../policy/policy-store.ts";
 import { Findings, type GateClass } from "./gate-classes.ts";
 import { inspectLocalCode, type ShownScript } from "./local-code.ts";
-import { canonicalIn, type PathContext } from "./path-context.ts";
+import { canonicalIn, type PathContext, pathContextFromEnv } from "./path-context.ts";
 import { PATH_TOOLS, type PiPaths, piPathsSync, resolveToolInputPath } from "./pi-paths.ts";
 import { laterExecReasonFor, tamperReasonFor } from "./protected-paths.ts";
 import { grepSecretReason, type SearchExcludeState } from "./search-excludes.ts";
@@ -52,6 +52,21 @@ const READ_TOOLS = new Set(["read", "grep", "find", "ls"]);
 /** Shell findings that write whole trees (a file the command then runs may appear without being named). */
 const TREE_WRITES =
   /\b(?:clone|checkout|switch|pull|merge|rebase|reset|restore|stash|apply|extract|unpack|unzip|untar|tar|7z|cpio|download|rsync|copies|copy|moves|move|symlink)\b/i;
+
+const WARM_UP_COMMANDS = [
+  "git status && rg -n x src | head -5 > out.txt",
+  'npm test; python3 x.py; cat .env; for f in *.md; do sed -n 1p "$f"; done',
+];
+
+/**
+ * Decides a few commands once, so the first real decision does not pay for compiling the classifier (a cold
+ * first call can run past the time budget and be asked as "too complex"). Reads nothing but missing paths.
+ */
+export function warmUp(parser: Parser): void {
+  const context = pathContextFromEnv("/nonexistent", { HOME: "/nonexistent" });
+  for (const command of WARM_UP_COMMANDS)
+    decide({ policy: "auto", toolName: "bash", input: { command }, context, parser });
+}
 
 export function decide(call: ToolCallToDecide): Decision {
   const findings = new Findings();

@@ -18,6 +18,8 @@ export const LOCAL_CODE_KINDS = [
   "executable",
   /** `git commit`, `git merge`…: the hooks git runs (paths: `<dir>/<hook name>`; the hooks folder is git's). */
   "git-hooks",
+  /** Any git command: the commands git's config makes it run (fsmonitor, pager, drivers…; paths: the directory). */
+  "git-config",
   /** `python3 x.py`, `python -m pkg.mod` (a module found in the cwd). */
   "python",
   /** `node x.js`, `node --import ./x.mjs`, `tsx x.ts`, `deno run x.ts`, `bun x.ts`. */
@@ -87,6 +89,14 @@ export class Findings {
   /** Records local code that will run (plain local work until inspected); too many of them is opaque. */
   runsLocalCode(run: LocalCodeRun, reason: string): void {
     if (!run.optional) this.add("WRITE", reason);
+    // The same run twice (`git add a; git add b` read git's config once) is inspected once.
+    const same = (other: LocalCodeRun) =>
+      other.kind === run.kind &&
+      other.program === run.program &&
+      other.cwd === run.cwd &&
+      other.paths.join("\0") === run.paths.join("\0") &&
+      (other.targets ?? []).join("\0") === (run.targets ?? []).join("\0");
+    if (this.localCode.some(same)) return;
     if (this.localCode.length >= MAX_LOCAL_CODE_RUNS) {
       this.opaque(`runs more than ${MAX_LOCAL_CODE_RUNS} local scripts or programs`);
       return;

@@ -1,8 +1,10 @@
-// Where git looks for the hooks a command runs, found as git finds them: the repository that contains the
+// What git runs besides the command itself, found as git finds it. Hooks: the repository that contains the
 // directory (a `.git` folder or a gitfile, walking up as git does), its common dir for linked worktrees, and
 // `core.hooksPath` from the config files git reads (system, global, repository, worktree). Husky and friends set
 // `core.hooksPath`, so the hooks a plain `git commit` runs may be ordinary files in the working tree. Config the
 // gate cannot follow (include directives, quoting or escapes in the value, files over 64 KB) is unknown.
+// Commands in config: `core.fsmonitor` runs on a plain `git status`, pagers, editors, ssh commands, credential
+// helpers, filter/diff/merge drivers and `!` aliases run on other commands; each value is a shell command.
 import { readFileSync, statSync } from "node:fs";
 import path from "node:path";
 import type { PathContext } from "./path-context.ts";
@@ -28,16 +30,102 @@ export function gitHooksDir(start: string, ctx: PathContext): HooksDir {
   return found;
 }
 
-function findHooksDir(start: string, ctx: PathContext): HooksDir {
-  const repo = findRepository(start);
-  if ("unknown" in repo || "repository" in repo) return repo;
-  const files = [
+/** The config files git reads, in its order (system, global, repository, worktree); no repository: the first three. */
+function configFiles(repo: Repository, ctx: PathContext): string[] {
+  return [
     "/etc/gitconfig",
     path.join(ctx.home, ".config", "git", "config"),
     path.join(ctx.home, ".gitconfig"),
-    path.join(repo.commonDir, "config"),
-    path.join(repo.gitDir, "config.worktree"),
+    ...("commonDir" in repo
+      ? [path.join(repo.commonDir, "config"), path.join(repo.gitDir, "config.worktree")]
+      : []),
   ];
+}
+
+export interface ConfiguredCommand {
+  file: string;
+  key: string;
+  command: string;
+}
+
+/** Keys whose value git runs as a shell command (or as a program: a credential helper path, gpg.program). */
+const COMMAND_KEYS =
+  /^(?:core\.(?:fsmonitor|pager|editor|sshcommand|askpass|gitproxy)|pager\..+|sequence\.editor|gpg(?:\..+)?\.program|credential(?:\..+)?\.helper|filter\..+\.(?:clean|smudge|process)|diff\..+\.(?:textconv|command)|merge\..+\.driver|alias\..+|remote\..+\.(?:uploadpack|receivepack)|uploadpack\.packobjectshook|core\.hookspath)$/;
+const BOOLEAN = /^(?:true|false|yes|no|on|off|1|0|)$/i;
+
+/**
+ * Every command git may run from its config for a command in `start` (the hooks folder apart): the values of
+ * COMMAND_KEYS in every config file git reads. Aliases count only when they run a shell (`!…`); credential
+ * helpers without `!` are git's own (`store`, `cache`) or a program git runs by name or path.
+ */
+export function gitConfiguredCommands(
+  start: string,
+  ctx: PathContext,
+): { commands: ConfiguredCommand[] } | { unknown: string } {
+  const repo = findRepository(start);
+  if ("unknown" in repo) return repo;
+  const commands: ConfiguredCommand[] = [];
+  for (const file of configFiles(repo, ctx)) {
+    const text = readSmall(file);
+    if (text === undefined) continue;
+    if (text === null) return { unknown: `${file} cannot be read or is larger than the gate reads` };
+    const entries = configEntries(text);
+    if ("unknown" in entries) return { unknown: `${file} ${entries.unknown}` };
+    for (const { key, value } of entries.entries) {
+      if (!COMMAND_KEYS.test(key) || key === "core.hookspath" || BOOLEAN.test(value)) continue;
+      if (key.startsWith("alias.") && !value.startsWith("!")) continue;
+      const command = value.startsWith("!")
+        ? value.slice(1)
+        : key.includes("credential")
+          ? `git-credential-${value}`
+          : value;
+      if (
+        key.includes("credential") &&
+        !value.startsWith("!") &&
+        /^(?:store|cache|manager|osxkeychain|libsecret)\b/.test(value)
+      )
+        continue;
+      commands.push({ file, key, command });
+    }
+  }
+  return { commands };
+}
+
+/** `section.subsection.key = value` entries of a config text (values unquoted only when plain). */
+function configEntries(
+  text: string,
+): { entries: Array<{ key: string; value: string }> } | { unknown: string } {
+  const entries: Array<{ key: string; value: string }> = [];
+  let section = "";
+  for (const raw of text.split("\n")) {
+    let line = raw.trim();
+    const header = /^\[\s*([A-Za-z0-9.-]+)(?:\s+"([^"\n]*)")?\s*\]/.exec(line);
+    if (header) {
+      const name = (header[1] ?? "").toLowerCase();
+      if (name === "include" || name === "includeif")
+        return { unknown: "includes other config files, which the gate does not follow" };
+      section = header[2] !== undefined ? `${name}.${header[2]}` : name;
+      line = line.slice(header[0].length).trim();
+    } else if (line.startsWith("[")) {
+      return { unknown: "has a section header the gate cannot read" };
+    }
+    if (line === "" || line.startsWith("#") || line.startsWith(";") || !section) continue;
+    const entry = /^([A-Za-z][A-Za-z0-9-]*)\s*(?:=\s*(.*))?$/.exec(line);
+    if (!entry) return { unknown: "has a line the gate cannot read" };
+    let value = (entry[2] ?? "").trim();
+    // git joins a line ending in "\\" with the next and unquotes "…": seen as a whole or not at all.
+    if (/\\$/.test(value)) return { unknown: "continues a value over several lines" };
+    if (/^"[^"\\]*"$/.test(value)) value = value.slice(1, -1);
+    if (/["\\]/.test(value)) return { unknown: "quotes or escapes a value in ways the gate does not undo" };
+    entries.push({ key: `${section}.${(entry[1] ?? "").toLowerCase()}`, value });
+  }
+  return { entries };
+}
+
+function findHooksDir(start: string, ctx: PathContext): HooksDir {
+  const repo = findRepository(start);
+  if ("unknown" in repo || "repository" in repo) return repo;
+  const files = configFiles(repo, ctx);
   let hooksPath: string | undefined;
   for (const file of files) {
     const text = readSmall(file);

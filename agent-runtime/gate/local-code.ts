@@ -11,7 +11,7 @@ import path from "node:path";
 import type { Parser } from "web-tree-sitter";
 import { readForVetting, type VettedFile } from "../vetted-content.ts";
 import type { Findings, GateClass, LocalCodeRun } from "./gate-classes.ts";
-import { gitHooksDir } from "./git-hooks.ts";
+import { gitConfiguredCommands, gitHooksDir } from "./git-hooks.ts";
 import { MAKE_UNKNOWN, makefileRecipes } from "./makefile-recipes.ts";
 import { canonicalIn, isWithin, type PathContext } from "./path-context.ts";
 import {
@@ -79,6 +79,7 @@ export function inspectLocalCode(
   };
   const opaque = (reason: string) => add(["UNKNOWN", "EXIT", "SECRET"], reason);
   const queue: Work[] = runs.map((run) => ({ run, depth: 0 }));
+  const configsRead = new Set<string>();
 
   const atCwd = (cwd: string): PathContext => ({
     cwd: canonicalIn(ctx, cwd),
@@ -230,6 +231,20 @@ export function inspectLocalCode(
         break;
       case "executable":
         for (const file of run.paths) inspectExecutable(file, run.cwd, depth);
+        break;
+      case "git-config":
+        for (const dir of run.paths) {
+          // Once per folder: the commands git's config names may run git again (`!git log` aliases).
+          if (configsRead.has(dir)) continue;
+          configsRead.add(dir);
+          const found = gitConfiguredCommands(dir, ctx);
+          if ("unknown" in found) {
+            opaque(`cannot tell what git's config runs: ${found.unknown}`);
+            continue;
+          }
+          for (const { file, key, command } of found.commands)
+            classifyText(command, dir, `git config ${key} (${file})`, depth);
+        }
         break;
       case "git-hooks":
         for (const named of run.paths) {

@@ -157,8 +157,14 @@ test("subcommands that run hooks report them as optional local code (class 7)", 
   ]);
   assert.equal(commit.localCode[0]?.optional, true);
   assert.deepEqual(git("-C", "sub", "checkout", "x").localCode[0]?.files, ["sub/post-checkout"]);
-  assert.deepEqual(git("commit", "--no-verify", "-m", "x").localCode, []);
-  assert.deepEqual(git("status").localCode, []);
+  const hooks = (...args: string[]) => git(...args).localCode.filter((run) => run.kind === "git-hooks");
+  assert.deepEqual(hooks("commit", "--no-verify", "-m", "x"), []);
+  assert.deepEqual(hooks("status"), []);
+  // Every git command obeys git's config (core.fsmonitor, pagers, drivers): read in the folder git runs in.
+  assert.deepEqual(git("status").localCode, [
+    { kind: "git-config", program: "git", files: ["."], targets: [], optional: true },
+  ]);
+  assert.deepEqual(git("-C", "sub", "log").localCode[0]?.files, ["sub"]);
 });
 
 test("writing subcommands check their operands as writes", () => {

@@ -5,7 +5,7 @@ import assert from "node:assert/strict";
 import { mkdir, writeFile } from "node:fs/promises";
 import path from "node:path";
 import { test } from "node:test";
-import { decide } from "../../agent-runtime/gate/decide.ts";
+import { decide, warmUp } from "../../agent-runtime/gate/decide.ts";
 import { MAX_WALK_ENTRIES } from "../../agent-runtime/gate/disk-walk.ts";
 import { pathContextFromEnv } from "../../agent-runtime/gate/path-context.ts";
 import { loadBashParser } from "../../agent-runtime/gate/shell-parser.ts";
@@ -13,6 +13,7 @@ import { discoverTests } from "../../agent-runtime/gate/test-discovery.ts";
 import { tempDir } from "../support/workspace.ts";
 
 const parser = await loadBashParser();
+warmUp(parser); // a cold first decision can run past its budget (and ask)
 const noTick = () => {};
 
 async function tree(root: string, files: Record<string, string>): Promise<void> {

@@ -539,6 +539,9 @@ const git: Analyzer = (call, scan) => {
     f.opaque(`\`git ${sub}\` option runs a program`);
   for (const arg of rest) if (/^(ext|fd)::/.test(arg.text)) f.opaque("git remote helper runs a command");
   runsHooks(sub, rest, globals.cwd, scan);
+  // Every git command obeys git's config, which can name commands (core.fsmonitor runs on `git status`).
+  const root = globals.cwd?.literal ? globals.cwd.text : ".";
+  scan.localCode("git-config", "git", [syntheticWord(root)], [], { optional: true });
   switch (sub) {
     case "push":
     case "send-email":
