@@ -1,4 +1,5 @@
 // The one decision function: the Pi extension and `chat-ui-agent-policy explain` both call this.
+import { existsSync } from "node:fs";
 import type { Parser } from "web-tree-sitter";
 import type { PolicyMode } from "../policy/policy-store.ts";
 import { Findings, type GateClass } from "./gate-classes.ts";
@@ -95,9 +96,17 @@ export function decide(call: ToolCallToDecide): Decision {
       const commandWrites = shell.reasons.some(
         (r) => !r.startsWith("runs local code") && TREE_WRITES.test(r),
       );
+      // Local code runs beside other local code (a generator, then the tests): either may write the other's files.
+      // (Only runs that can run anything: a build hook or script that is not there runs nothing.)
+      const runs = shell.localCode.filter(
+        (run) =>
+          run.kind !== "git-config" && (run.paths.length === 0 || run.paths.some((file) => existsSync(file))),
+      ).length;
       const verdict = inspectLocalCode(shell.localCode, call.context, call.parser, classify, {
         command: input.command,
-        commandWrites,
+        commandWrites: commandWrites || shell.writesUnknown,
+        otherRuns: runs > 1,
+        written: shell.written,
       });
       for (const cls of verdict.classes) findings.add(cls);
       findings.reasons.push(...verdict.reasons);

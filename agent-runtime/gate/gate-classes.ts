@@ -3,6 +3,7 @@ export const GATE_CLASSES = ["EXIT", "SECRET", "WRITE", "READ", "UNKNOWN", "TAMP
 export type GateClass = (typeof GATE_CLASSES)[number];
 
 const MAX_REASONS = 24;
+const MAX_WRITTEN = 256;
 /** More local programs than this in one command is not inspected one by one: opaque. */
 export const MAX_LOCAL_CODE_RUNS = 16;
 
@@ -72,6 +73,16 @@ export class Findings {
   readonly reasons: string[] = [];
   /** Local code the command runs (class 7), for the inspection step. Until it refines them they count as plain. */
   readonly localCode: LocalCodeRun[] = [];
+  /** Files the command itself writes (so local code it then runs may be new); bounded. */
+  readonly written = new Set<string>();
+  /** It writes somewhere the gate cannot name (a pattern, a computed path, a whole tree). */
+  writesUnknown = false;
+
+  /** A file the command writes. */
+  wrote(file: string): void {
+    if (this.written.size >= MAX_WRITTEN) this.writesUnknown = true;
+    else this.written.add(file);
+  }
 
   add(cls: GateClass, reason?: string): void {
     this.classes.add(cls);

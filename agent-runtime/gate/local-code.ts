@@ -22,7 +22,7 @@ import {
   shebangLanguage,
 } from "./script-scan.ts";
 import { secretDirectoryRuleFor, sensitiveRuleByName, sensitiveRuleFor } from "./sensitive-paths.ts";
-import { discoverTests } from "./test-discovery.ts";
+import { discoverTests, testRunnerLoads } from "./test-discovery.ts";
 
 export const MAX_INSPECTED_FILES = 64;
 export const MAX_INSPECTED_BYTES = 512 * 1024;
@@ -66,7 +66,15 @@ export function inspectLocalCode(
   ctx: PathContext,
   parser: Parser,
   classify: ClassifyShell,
-  options: { command?: string; commandWrites?: boolean } = {},
+  options: {
+    command?: string;
+    /** The command writes files the gate cannot name (whole trees, patterns, computed paths). */
+    commandWrites?: boolean;
+    /** It runs other local code too, which may write what this run loads. */
+    otherRuns?: boolean;
+    /** Files it writes, by name. */
+    written?: ReadonlySet<string>;
+  } = {},
 ): LocalCodeVerdict {
   const classes = new Set<GateClass>();
   const reasons: string[] = [];
@@ -158,7 +166,9 @@ export function inspectLocalCode(
 
   /** Could the command itself write `file` before running it? (Unknown command text: assume so.) */
   const mayBeCreated = (file: string): boolean => {
-    if (options.command === undefined || (options.commandWrites ?? true)) return true;
+    if (options.command === undefined || (options.commandWrites ?? true) || options.otherRuns) return true;
+    // A file the command writes (`echo … > conftest.py; pytest`), named or loaded implicitly.
+    if (options.written?.has(file) || options.written?.has(canonicalIn(ctx, file))) return true;
     const name = path.basename(file).replace(/[.*+?^${}()|[\]\\]/g, "\\$&");
     const mentions = options.command.match(new RegExp(`(?<![\\w.-])${name}(?![\\w.-])`, "g"))?.length ?? 0;
     return mentions >= 2;
@@ -227,7 +237,10 @@ export function inspectLocalCode(
       case "ruby":
       case "perl":
       case "php":
-        for (const file of run.paths) inspectScript(file, run.kind, run.cwd, depth);
+        for (const file of run.paths) {
+          if (path.basename(file) === "pyproject.toml") inspectBuildConfig(file);
+          else inspectScript(file, run.kind, run.cwd, depth);
+        }
         break;
       case "executable":
         for (const file of run.paths) inspectExecutable(file, run.cwd, depth);
@@ -282,6 +295,21 @@ export function inspectLocalCode(
           opaque(discovered.unreadable);
           break;
         }
+        // A test file or conftest.py the same command writes first is not on disk yet: what it holds is unknown.
+        const fresh = [...(options.written ?? [])].find(
+          (file) =>
+            !discovered.files.includes(file) && testRunnerLoads(run.program, run.cwd, run.paths, file),
+        );
+        if (fresh) {
+          opaque(`\`${run.program}\` loads ${fresh}, which the same command writes first`);
+          break;
+        }
+        if (options.commandWrites) {
+          opaque(
+            `the same command writes files the gate cannot name before \`${run.program}\` collects its tests`,
+          );
+          break;
+        }
         for (const file of discovered.files) {
           const language = languageByName(file);
           if (language) inspectScript(file, language, run.cwd, depth);
@@ -291,6 +319,17 @@ export function inspectLocalCode(
     }
   }
   return { classes: [...classes], reasons, shown };
+
+  /** A project's build backend may live in the project itself (`backend-path`): code the gate does not follow. */
+  function inspectBuildConfig(file: string) {
+    const got = read(file, "build configuration", true);
+    if (got && /^\s*backend-path\s*=/m.test(got.text)) {
+      show(got.vetted, "build configuration", got.text);
+      opaque(
+        `${file} names a build backend inside the project (backend-path), which the gate does not follow`,
+      );
+    }
+  }
 
   function inspectExecutable(file: string, cwd: string, depth: number, hook = false) {
     const got = read(file, hook ? "git hook" : "program", hook);

@@ -155,7 +155,7 @@ class ShellClassifier {
     if (script.length > MAX_COMMAND_CHARS) return this.findings.opaque("command too long to inspect");
     this.budget.tick(1 + (script.length >> 10));
     frame.script = script;
-    const tree = parseWithDeadline(this.parser, script, this.budget.deadline);
+    const tree = parseWithDeadline(this.parser, script, () => this.budget.expired());
     if (!tree) throw new InspectionLimit("command too complex to parse in time");
     try {
       if (tree.rootNode.hasError) this.findings.opaque("shell syntax the parser cannot read");
@@ -676,8 +676,10 @@ class ShellClassifier {
   private computedPath(word: ShellWord, access: PathAccess): void {
     if (access === "read")
       this.findings.add("SECRET", `reads a file whose name is computed at run time (${word.source})`);
-    else if (access === "write")
+    else if (access === "write") {
       this.findings.add("UNKNOWN", `writes to a path computed at run time (${word.source})`);
+      this.findings.writesUnknown = true;
+    } else if (access === "operand") this.findings.writesUnknown = true;
   }
 
   private patternPath(pattern: string, access: PathAccess, word: ShellWord): void {
@@ -692,8 +694,10 @@ class ShellClassifier {
         );
       else if (access !== "write") this.patternOnDisk(pattern, word);
     }
-    if (access === "write")
+    if (access === "write") {
       this.findings.add("UNKNOWN", `writes to paths chosen at run time (${word.source})`);
+      this.findings.writesUnknown = true;
+    }
     if (access === "write" || access === "delete" || access === "operand") {
       const probes = this.gateProbes(access === "delete");
       if (probes.some((probe) => globMatchCompiled(glob, probe)))
@@ -729,6 +733,7 @@ class ShellClassifier {
       if (rule) this.findings.add("SECRET", `touches ${rule.why}: ${shown}`);
     }
     if (access === "write" || access === "operand") {
+      this.findings.wrote(file);
       const tamper = tamperReasonFor(file, this.ctx);
       if (tamper) this.findings.add("TAMPER", tamper);
       const later = laterExecReasonFor(file, this.ctx);
@@ -883,6 +888,7 @@ class ShellClassifier {
    * carry git hooks, git config or other files later commands run, so it is a possible exit.
    */
   private treeWrite(dir: ShellWord | undefined, program: string, frame: Frame): void {
+    this.findings.writesUnknown = true;
     const target = dir ? this.resolveLiteral(dir, frame) : frame.cwd;
     if (target === undefined) {
       this.findings.add("UNKNOWN", `\`${program}\` writes files into a directory computed at run time`);

@@ -16,23 +16,35 @@ export const MAX_TREE_DEPTH = 128;
 /** Work units per decision (a node, a word, a path check, 256 characters decoded), over every nested script. */
 export const MAX_NODES = 400_000;
 /**
- * Wall-clock budget for classifying one command (parse + walk + path checks); the rest of a decision is µs. It
- * leaves room under the 50 ms target for the one step that cannot be interrupted (lexing a single long token).
+ * Time budget for classifying one command (parse + walk + path checks + the local code it runs); the rest of a
+ * decision is µs. It leaves room under the 50 ms target for the one step that cannot be interrupted (lexing a
+ * single long token). Counted in this process's CPU time, so a decision does not depend on how busy the
+ * machine is (a plain command must not turn "too complex" on a loaded host); WALL_CAP_MS bounds the wall time.
  */
 export const TIME_BUDGET_MS = 30;
+/** However the CPU time goes, a decision gives up past this much wall time. */
+export const WALL_CAP_MS = 250;
+
+/** This process's CPU time (user + system), in milliseconds. */
+function cpuMs(): number {
+  const used = process.cpuUsage();
+  return (used.user + used.system) / 1000;
+}
 
 /** Thrown when a bound is hit; the classifier turns it into an opaque finding. */
 export class InspectionLimit extends Error {}
 
 /** Counts work and watches the clock; one per decision, shared by nested scripts. */
 export class Budget {
-  readonly deadline: number;
+  private readonly cpuDeadline: number;
+  private readonly wallDeadline: number;
   private nodes = 0;
   private sinceClock = 0;
   private readonly maxNodes: number;
 
   constructor(timeMs: number = TIME_BUDGET_MS, maxNodes: number = MAX_NODES) {
-    this.deadline = performance.now() + timeMs;
+    this.cpuDeadline = cpuMs() + timeMs;
+    this.wallDeadline = performance.now() + Math.min(WALL_CAP_MS, Math.max(timeMs, 0) * 8);
     this.maxNodes = maxNodes;
   }
 
@@ -48,6 +60,6 @@ export class Budget {
   }
 
   expired(): boolean {
-    return performance.now() > this.deadline;
+    return cpuMs() > this.cpuDeadline || performance.now() > this.wallDeadline;
   }
 }

@@ -48,13 +48,14 @@ export function loadBashParser(): Promise<Parser> {
 const CHUNK = 8192;
 
 /**
- * Parses `script`, giving up (undefined) once `deadline` (performance.now() time) passes. A cancelled parse
- * leaves state in the parser, so it is reset before returning.
+ * Parses `script`, giving up (undefined) once `expired()` says so (asked every 16th progress report). A
+ * cancelled parse leaves state in the parser, so it is reset before returning.
  */
-export function parseWithDeadline(parser: Parser, script: string, deadline: number): Tree | undefined {
+export function parseWithDeadline(parser: Parser, script: string, expired: () => boolean): Tree | undefined {
+  let reports = 0;
   const tree = parser.parse((index: number) => script.slice(index, index + CHUNK), null, {
     // Declared as returning void, but tree-sitter cancels the parse when it returns true.
-    progressCallback: (() => performance.now() > deadline) as () => void,
+    progressCallback: (() => ++reports % 16 === 0 && expired()) as () => void,
   });
   if (!tree) {
     parser.reset();

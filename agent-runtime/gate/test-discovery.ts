@@ -2,7 +2,7 @@
 // (pytest's conftest.py, a jest/vitest/mocha config), by the runners' own naming conventions, in a bounded walk of
 // the directory it runs in. The gate then reads them like any local code (write, then `pytest`). Runners whose
 // code the gate cannot read (go, cargo, ctest) and trees it cannot list are reported as such, never as plain.
-import { type Dirent, opendirSync, statSync } from "node:fs";
+import { type Dirent, opendirSync, readFileSync, statSync } from "node:fs";
 import path from "node:path";
 import { MAX_WALK_ENTRIES } from "./disk-walk.ts";
 
@@ -65,6 +65,10 @@ export function discoverTests(
   const namedFiles = named.filter((file) => !isDirectory(file));
   const roots = named.length === 0 ? [cwd] : named.filter((file) => isDirectory(file));
   const inRoot = (file: string) => roots.some((root) => file === root || file.startsWith(`${root}/`));
+  if (family === PYTHON) {
+    const plugins = pytestPlugins(cwd);
+    if (plugins) return { unreadable: plugins };
+  }
   const files: string[] = [];
   const queue = [cwd];
   let entries = 0;
@@ -94,6 +98,49 @@ export function discoverTests(
     }
   }
   return { files: [...new Set([...namedFiles, ...files])] };
+}
+
+const PYTEST_CONFIGS = ["pytest.ini", ".pytest.ini", "pyproject.toml", "setup.cfg", "tox.ini"];
+
+/** pytest loads plugins its config names (`-p name` in addopts, required_plugins, python_files widening what
+ * counts as a test): modules the gate does not find by name. */
+function pytestPlugins(cwd: string): string | undefined {
+  for (const name of PYTEST_CONFIGS) {
+    const file = path.join(cwd, name);
+    let text: string;
+    try {
+      if (statSync(file).size > 256 * 1024) return `${file} is larger than the gate reads`;
+      text = readFileSync(file, "utf8");
+    } catch {
+      continue;
+    }
+    if (/(?:^|[\s"'=])(?:-p\s*\S|--plugins?\b)|\bpython_files\b|\bpytest_plugins\b/m.test(text))
+      return `${file} makes pytest load modules the gate does not find by name (-p, python_files)`;
+  }
+  return undefined;
+}
+
+/**
+ * Would `program`, run in `cwd`, load `file` if it existed (a file the same command writes first)? Unknown
+ * runners: yes.
+ */
+export function testRunnerLoads(
+  program: string,
+  cwd: string,
+  named: readonly string[],
+  file: string,
+): boolean {
+  const family = familyOf(program);
+  if (family === undefined || family === "compiled") return true;
+  const relative = path.relative(cwd, file);
+  if (relative.startsWith("..") || path.isAbsolute(relative)) return false;
+  const parts = relative.split("/");
+  if (parts.slice(0, -1).some((part) => SKIPPED.has(part) || part.startsWith("."))) return false;
+  const name = path.basename(file);
+  if (family.always.test(name)) return true;
+  const roots = named.length === 0 ? [cwd] : named.filter((n) => isDirectory(n) || !path.extname(n));
+  const inRoot = roots.some((root) => file.startsWith(`${root}/`)) || named.includes(file);
+  return inRoot && (family.tests.test(name) || (family === NODE && NODE_TEST_FOLDERS.test(relative)));
 }
 
 /** Every entry of one directory (a missing one has none); throws past `limit` or when it cannot be read. */

@@ -193,11 +193,27 @@ test("Python packaging: pip, uv, poetry and friends", () => {
   assert.ok(exit(["pip", "install", "…"]));
   assert.ok(exit(["pip", "config", "set", "global.index-url", "http://x"]));
   assert.ok(exit(["pip", "--proxy", "http://x", "install", "y"]));
-  assert.deepEqual(run(["pip", "install", "-e", "."]).localCode[0]?.files, ["./setup.py"]);
+  // The project's build backend: setup.py, the build hooks of hatchling, poetry-core, pdm, and pyproject.toml
+  // (an in-tree backend) all run or are read.
+  assert.deepEqual(run(["pip", "install", "-e", "."]).localCode[0]?.files, [
+    "./setup.py",
+    "./hatch_build.py",
+    "./build.py",
+    "./pdm_build.py",
+    "./pyproject.toml",
+  ]);
+  assert.equal(run(["poetry", "install"]).localCode[0]?.program, "poetry install (build backend)");
+  assert.deepEqual(run(["poetry", "install", "--no-root"]).localCode, []);
+  assert.equal(run(["uv", "sync"]).localCode[0]?.program, "uv sync (build backend)");
   assert.ok(exit(["twine", "upload", "dist/*"]));
   assert.ok(exit(["uv", "publish"]));
   assert.deepEqual(run(["uv", "run", "pytest"]).commands[0]?.words, ["pytest"]);
-  assert.deepEqual(run(["uv", "run", "x.py"]).localCode[0]?.files, ["x.py"]);
+  assert.deepEqual(run(["uv", "run", "x.py"]).localCode.at(-1)?.files, ["x.py"]);
+  assert.equal(
+    run(["uv", "run", "x.py"]).localCode[0]?.program,
+    "uv run (build backend)",
+    "uv run syncs the project first",
+  );
   assert.deepEqual(run(["poetry", "run", "pytest", "-q"]).commands[0]?.words, ["pytest", "-q"]);
   assert.ok(exit(["poetry", "publish", "--build"]));
   assert.ok(opaque(run(["poetry", "shell"])));

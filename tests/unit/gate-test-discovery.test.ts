@@ -116,3 +116,34 @@ test("pytest and npm test ask when a test file or conftest.py the agent wrote re
   assert.equal(npm.decision, "confirm");
   assert.match(npm.reasons.join("\n"), /leak\.test\.ts: network access/);
 });
+
+test("what the same command writes first, plugins a config names and in-tree build backends are not plain", async (t) => {
+  const ws = await tempDir(t, "tests-fresh-");
+  await tree(ws, { "tests/test_plain.py": "def test_a():\n    pass\n", "gen.py": "print(1)\n" });
+  const bash = (command: string) =>
+    decide({ policy: "auto", toolName: "bash", input: { command }, context: pathContextFromEnv(ws), parser })
+      .decision;
+  assert.equal(bash("pytest"), "allow");
+  // Files the runner or the build loads implicitly, written by the command itself just before.
+  for (const command of [
+    "printf 'import os' > conftest.py; pytest",
+    "echo x > tests/test_new.py && python3 -m pytest",
+    "cp /tmp/x setup.py && pip install .",
+    "echo x > build.py && python3 -m build",
+    "tar xf t.tar && pytest",
+  ])
+    assert.equal(bash(command), "confirm", command);
+  assert.equal(bash("echo ok > out.txt && pytest"), "allow", "a write the runner does not load");
+  assert.equal(bash("python3 gen.py && pytest"), "allow", "a plain generator");
+  // pytest's config can load modules by name; a project's build backend can live in the project.
+  await writeFile(path.join(ws, "pyproject.toml"), '[tool.pytest.ini_options]\naddopts = "-p myplugin"\n');
+  assert.equal(bash("pytest"), "confirm");
+  await writeFile(
+    path.join(ws, "pyproject.toml"),
+    '[build-system]\nbuild-backend = "be"\nbackend-path = ["."]\n',
+  );
+  assert.equal(bash("pytest"), "allow");
+  assert.equal(bash("pip install -e ."), "confirm");
+  assert.equal(bash("uv sync"), "confirm");
+  assert.equal(bash("poetry install --no-root"), "allow");
+});

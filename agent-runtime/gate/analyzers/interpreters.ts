@@ -5,7 +5,7 @@ import { parseArgs } from "../shell-options.ts";
 import type { Analyzer, ProgramCall, Scan } from "../shell-scan.ts";
 import { type ShellWord, syntheticWord } from "../shell-words.ts";
 import { checkOperands, MAX_PROGRAM_TEXT, onlyAsksVersion } from "./common.ts";
-import { SHIPPING_NAME } from "./publishers.ts";
+import { buildBackendFiles, SHIPPING_NAME } from "./publishers.ts";
 import { serverFinding } from "./servers.ts";
 
 function codeOnCommandLine(call: ProgramCall, scan: Scan, flag: string) {
@@ -45,6 +45,12 @@ const PYTHON_MODULES: Record<string, (call: ProgramCall, scan: Scan, rest: reado
     checkOperands(rest, scan, "operand");
   },
   nose2: (call, scan) => scan.localCode("test-runner", `${call.name} -m nose2`, []),
+  // pypa/build runs the project's build backend: what `pip install .` runs.
+  build: (call, scan, rest) => {
+    const dir = rest.find((a) => !a.text.startsWith("-"));
+    const root = dir?.literal ? dir.text.replace(/\/+$/, "") || "." : ".";
+    scan.localCode("python", `${call.name} -m build (build backend)`, buildBackendFiles(root));
+  },
   doctest: (call, scan, rest) =>
     scan.localCode(
       "python",

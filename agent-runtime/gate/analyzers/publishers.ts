@@ -775,9 +775,7 @@ const pip: Analyzer = (call, scan) => {
       );
       for (const dir of local) {
         const root = dir.text.replace(/^file:(\/\/)?/, "").replace(/\/+$/, "") || ".";
-        scan.localCode("python", `pip ${command.text} (build backend)`, [
-          syntheticWord(`${root}/setup.py`, dir.literal),
-        ]);
+        scan.localCode("python", `pip ${command.text} (build backend)`, buildBackendFiles(root, dir.literal));
       }
       return f.add("WRITE", `\`pip ${command.text}\``);
     }
@@ -792,6 +790,22 @@ const pip: Analyzer = (call, scan) => {
       checkOperands(rest, scan, "operand");
   }
 };
+
+/**
+ * What a Python project's build runs from the project itself: setup.py (setuptools) and the build hooks of
+ * hatchling, poetry-core and pdm-backend; pyproject.toml for an in-tree backend (local-code.ts reads it).
+ */
+export function buildBackendFiles(root: string, literal = true): ShellWord[] {
+  return ["setup.py", "hatch_build.py", "build.py", "pdm_build.py", "pyproject.toml"].map((file) =>
+    syntheticWord(`${root}/${file}`, literal),
+  );
+}
+
+/** `uv sync`, `uv build` and `uv run` build and install the project first (its build backend runs). */
+function uvBuildsProject(call: ProgramCall, scan: Scan, sub: string) {
+  if (call.args.some((a) => /^--(?:no-project|no-install-project|script)$/.test(a.text))) return;
+  scan.localCode("python", `uv ${sub} (build backend)`, buildBackendFiles("."));
+}
 
 /** uv: `uv run` is a payload runner, `uv tool run`/`uvx` a package runner, `uv publish` an exit. */
 const uv: Analyzer = (call, scan) => {
@@ -826,7 +840,12 @@ const uv: Analyzer = (call, scan) => {
       if (rest[0]?.text === "run")
         return packageRunner({ ...call, name: "uv tool run" }, scan, rest.slice(1));
       return f.add("WRITE", "uv tool");
+    case "sync":
+    case "build":
+      uvBuildsProject(call, scan, command.text);
+      return f.add("WRITE", `\`uv ${command.text}\``);
     case "run":
+      uvBuildsProject(call, scan, "run");
       return payloadRunner({ ...call, name: "uv run" }, scan, rest, [
         "with",
         "with-requirements",
@@ -898,6 +917,14 @@ function projectManager(runCommand: string): Analyzer {
         return f.add("READ");
       case "test":
         return scan.localCode("test-runner", `${call.name} test`, []);
+      case "install":
+      case "sync":
+      case "build":
+        // The project itself is built and installed (unless told not to): its build backend runs.
+        if (!call.args.some((a) => /^--no-(?:root|install-project|self)$/.test(a.text)))
+          scan.localCode("python", `${call.name} ${command.text} (build backend)`, buildBackendFiles("."));
+        f.add("WRITE", `\`${call.name} ${command.text}\``);
+        return checkOperands(rest, scan, "operand");
       default:
         f.add("WRITE", `\`${call.name} ${command.text}\``);
         checkOperands(rest, scan, "operand");
