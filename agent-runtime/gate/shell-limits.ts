@@ -36,15 +36,23 @@ export class InspectionLimit extends Error {}
 
 /** Counts work and watches the clock; one per decision, shared by nested scripts. */
 export class Budget {
-  private readonly cpuDeadline: number;
+  private readonly cpuStart: number;
+  private readonly timeMs: number;
+  private readonly wallStart: number;
   private readonly wallDeadline: number;
+  /** CPU time is read (a system call) at most once per wall millisecond, and only once the budget could be spent. */
+  private nextCpuCheck: number;
   private nodes = 0;
   private sinceClock = 0;
   private readonly maxNodes: number;
 
   constructor(timeMs: number = TIME_BUDGET_MS, maxNodes: number = MAX_NODES) {
-    this.cpuDeadline = cpuMs() + timeMs;
-    this.wallDeadline = performance.now() + Math.min(WALL_CAP_MS, Math.max(timeMs, 0) * 8);
+    this.cpuStart = cpuMs();
+    this.timeMs = timeMs;
+    this.wallStart = performance.now();
+    this.wallDeadline = this.wallStart + Math.min(WALL_CAP_MS, Math.max(timeMs, 0) * 8);
+    // The main thread cannot use more CPU than wall time: nothing to check before `timeMs` have passed.
+    this.nextCpuCheck = this.wallStart + timeMs;
     this.maxNodes = maxNodes;
   }
 
@@ -60,6 +68,10 @@ export class Budget {
   }
 
   expired(): boolean {
-    return cpuMs() > this.cpuDeadline || performance.now() > this.wallDeadline;
+    const now = performance.now();
+    if (now > this.wallDeadline) return true;
+    if (now < this.nextCpuCheck) return false;
+    this.nextCpuCheck = now + 1;
+    return cpuMs() - this.cpuStart > this.timeMs;
   }
 }

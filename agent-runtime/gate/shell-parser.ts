@@ -48,14 +48,13 @@ export function loadBashParser(): Promise<Parser> {
 const CHUNK = 8192;
 
 /**
- * Parses `script`, giving up (undefined) once `expired()` says so (asked every 16th progress report). A
+ * Parses `script`, giving up (undefined) once `expired()` says so (asked at every progress report). A
  * cancelled parse leaves state in the parser, so it is reset before returning.
  */
 export function parseWithDeadline(parser: Parser, script: string, expired: () => boolean): Tree | undefined {
-  let reports = 0;
   const tree = parser.parse((index: number) => script.slice(index, index + CHUNK), null, {
     // Declared as returning void, but tree-sitter cancels the parse when it returns true.
-    progressCallback: (() => ++reports % 16 === 0 && expired()) as () => void,
+    progressCallback: expired as () => void,
   });
   if (!tree) {
     parser.reset();
