@@ -62,7 +62,7 @@ export function gitConfiguredCommands(
   start: string,
   ctx: PathContext,
 ): { commands: ConfiguredCommand[] } | { unknown: string } {
-  const repo = findRepository(start);
+  const repo = repositoryOf(start, ctx);
   if ("unknown" in repo) return repo;
   const commands: ConfiguredCommand[] = [];
   for (const file of configFiles(repo, ctx)) {
@@ -123,7 +123,7 @@ function configEntries(
 }
 
 function findHooksDir(start: string, ctx: PathContext): HooksDir {
-  const repo = findRepository(start);
+  const repo = repositoryOf(start, ctx);
   if ("unknown" in repo || "repository" in repo) return repo;
   const files = configFiles(repo, ctx);
   let hooksPath: string | undefined;
@@ -144,6 +144,22 @@ type Repository =
   | { worktree: string; gitDir: string; commonDir: string }
   | { unknown: string }
   | { repository: false };
+
+const repositories = new WeakMap<PathContext, Map<string, Repository>>();
+
+/** findRepository, once per folder and decision (a context is built per tool call). */
+function repositoryOf(start: string, ctx: PathContext): Repository {
+  let known = repositories.get(ctx);
+  if (!known) {
+    known = new Map();
+    repositories.set(ctx, known);
+  }
+  const cached = known.get(start);
+  if (cached) return cached;
+  const found = findRepository(start);
+  if (known.size < 256) known.set(start, found);
+  return found;
+}
 
 /** The nearest `.git` at or above `start` (a folder, or a gitfile naming one), as git discovers it. */
 function findRepository(start: string): Repository {
@@ -202,8 +218,9 @@ export function coreHooksPath(text: string): { value?: string } | { unknown: str
 
 function fileKind(file: string): "directory" | "file" | undefined {
   try {
-    const stat = statSync(file);
-    return stat.isDirectory() ? "directory" : stat.isFile() ? "file" : undefined;
+    // No exception for a missing entry: most folders on the way up have no `.git`, and throwing is slow.
+    const stat = statSync(file, { throwIfNoEntry: false });
+    return stat?.isDirectory() ? "directory" : stat?.isFile() ? "file" : undefined;
   } catch {
     return undefined;
   }
@@ -212,8 +229,8 @@ function fileKind(file: string): "directory" | "file" | undefined {
 /** A small text file; undefined when missing, null when it cannot be read or is larger than the bound. */
 function readSmall(file: string): string | null | undefined {
   try {
-    const stat = statSync(file);
-    if (!stat.isFile()) return undefined;
+    const stat = statSync(file, { throwIfNoEntry: false });
+    if (!stat?.isFile()) return undefined;
     if (stat.size > MAX_CONFIG_BYTES) return null;
     return readFileSync(file, "utf8");
   } catch (err) {
