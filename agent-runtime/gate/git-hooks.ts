@@ -52,6 +52,9 @@ export interface ConfiguredCommand {
 const COMMAND_KEYS =
   /^(?:core\.(?:fsmonitor|pager|editor|sshcommand|askpass|gitproxy)|pager\..+|sequence\.editor|gpg(?:\..+)?\.program|credential(?:\..+)?\.helper|filter\..+\.(?:clean|smudge|process)|diff\..+\.(?:textconv|command)|merge\..+\.driver|alias\..+|remote\..+\.(?:uploadpack|receivepack)|uploadpack\.packobjectshook|core\.hookspath)$/;
 const BOOLEAN = /^(?:true|false|yes|no|on|off|1|0|)$/i;
+/** Keys git uses only when it talks to a remote (fetch, push, clone…). */
+const NETWORK_ONLY_KEYS =
+  /^(?:credential(?:\..+)?\.helper|core\.(?:sshcommand|gitproxy)|remote\..+\.(?:uploadpack|receivepack)|uploadpack\.packobjectshook)$/;
 
 /**
  * Every command git may run from its config for a command in `start` (the hooks folder apart): the values of
@@ -61,6 +64,7 @@ const BOOLEAN = /^(?:true|false|yes|no|on|off|1|0|)$/i;
 export function gitConfiguredCommands(
   start: string,
   ctx: PathContext,
+  options: { network: boolean } = { network: true },
 ): { commands: ConfiguredCommand[] } | { unknown: string } {
   const repo = repositoryOf(start, ctx);
   if ("unknown" in repo) return repo;
@@ -73,6 +77,7 @@ export function gitConfiguredCommands(
     if ("unknown" in entries) return { unknown: `${file} ${entries.unknown}` };
     for (const { key, value } of entries.entries) {
       if (!COMMAND_KEYS.test(key) || key === "core.hookspath" || BOOLEAN.test(value)) continue;
+      if (!options.network && NETWORK_ONLY_KEYS.test(key)) continue;
       if (key.startsWith("alias.") && !value.startsWith("!")) continue;
       const command = value.startsWith("!")
         ? value.slice(1)

@@ -248,9 +248,9 @@ export function inspectLocalCode(
       case "git-config":
         for (const dir of run.paths) {
           // Once per folder: the commands git's config names may run git again (`!git log` aliases).
-          if (configsRead.has(dir)) continue;
-          configsRead.add(dir);
-          const found = gitConfiguredCommands(dir, ctx);
+          if (configsRead.has(`${run.program}\0${dir}`)) continue;
+          configsRead.add(`${run.program}\0${dir}`);
+          const found = gitConfiguredCommands(dir, ctx, { network: run.program === "git (network)" });
           if ("unknown" in found) {
             opaque(`cannot tell what git's config runs: ${found.unknown}`);
             continue;

@@ -541,7 +541,11 @@ const git: Analyzer = (call, scan) => {
   runsHooks(sub, rest, globals.cwd, scan);
   // Every git command obeys git's config, which can name commands (core.fsmonitor runs on `git status`).
   const root = globals.cwd?.literal ? globals.cwd.text : ".";
-  scan.localCode("git-config", "git", [syntheticWord(root)], [], { optional: true });
+  // Credential helpers and ssh commands run only when git talks to a remote.
+  const network = GIT_NETWORK.has(sub);
+  scan.localCode("git-config", network ? "git (network)" : "git", [syntheticWord(root)], [], {
+    optional: true,
+  });
   switch (sub) {
     case "push":
     case "send-email":
