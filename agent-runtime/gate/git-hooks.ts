@@ -14,21 +14,28 @@ const MAX_LEVELS = 64;
 
 export type HooksDir = { dir: string } | { unknown: string } | { repository: false };
 
-/** Per decision (a context is built per tool call): a command's many writes into one folder look once. */
-const answered = new WeakMap<PathContext, Map<string, HooksDir>>();
-
-export function gitHooksDir(start: string, ctx: PathContext): HooksDir {
-  let known = answered.get(ctx);
-  if (!known) {
-    known = new Map();
-    answered.set(ctx, known);
-  }
-  const cached = known.get(start);
-  if (cached) return cached;
-  const found = findHooksDir(start, ctx);
-  if (known.size < 256) known.set(start, found);
-  return found;
+/**
+ * `find`, answered once per folder and decision: a context is built per tool call, so nothing outlives the
+ * decision that looked (a command's many writes into one folder look once).
+ */
+function oncePerDecision<T>(find: (start: string, ctx: PathContext) => T) {
+  const answers = new WeakMap<PathContext, Map<string, T>>();
+  return (start: string, ctx: PathContext): T => {
+    let known = answers.get(ctx);
+    if (!known) {
+      known = new Map();
+      answers.set(ctx, known);
+    }
+    if (known.has(start)) return known.get(start) as T;
+    const found = find(start, ctx);
+    if (known.size < 256) known.set(start, found);
+    return found;
+  };
 }
+
+export const gitHooksDir: (start: string, ctx: PathContext) => HooksDir = oncePerDecision((start, ctx) =>
+  findHooksDir(start, ctx),
+);
 
 /** The config files git reads, in its order (system, global, repository, worktree); no repository: the first three. */
 function configFiles(repo: Repository, ctx: PathContext): string[] {
@@ -150,21 +157,7 @@ type Repository =
   | { unknown: string }
   | { repository: false };
 
-const repositories = new WeakMap<PathContext, Map<string, Repository>>();
-
-/** findRepository, once per folder and decision (a context is built per tool call). */
-function repositoryOf(start: string, ctx: PathContext): Repository {
-  let known = repositories.get(ctx);
-  if (!known) {
-    known = new Map();
-    repositories.set(ctx, known);
-  }
-  const cached = known.get(start);
-  if (cached) return cached;
-  const found = findRepository(start);
-  if (known.size < 256) known.set(start, found);
-  return found;
-}
+const repositoryOf = oncePerDecision((start) => findRepository(start));
 
 /** The nearest `.git` at or above `start` (a folder, or a gitfile naming one), as git discovers it. */
 function findRepository(start: string): Repository {
