@@ -98,10 +98,10 @@ export function findSensitiveBelow(
   return { clean: true };
 }
 
-type Listing = { entries: Dirent[] } | { incomplete: string };
+export type Listing = { entries: Dirent[] } | { incomplete: string };
 
 /** One directory's entries, or why not (unreadable, or more than `limit`). A missing directory lists nothing. */
-function listDirectory(dir: string, limit: number): Listing {
+export function listDirectory(dir: string, limit: number): Listing {
   const entries: Dirent[] = [];
   let handle: ReturnType<typeof opendirSync> | undefined;
   try {

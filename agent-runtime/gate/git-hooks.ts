@@ -103,11 +103,18 @@ export function gitConfiguredCommands(
   return { commands };
 }
 
+interface ConfigEntry {
+  /** `section.subsection.key`, section and key in lower case. */
+  key: string;
+  /** The value as git reads it (a fully quoted plain value unquoted). */
+  value: string;
+  /** The value as written in the file. */
+  written: string;
+}
+
 /** `section.subsection.key = value` entries of a config text (values unquoted only when plain). */
-function configEntries(
-  text: string,
-): { entries: Array<{ key: string; value: string }> } | { unknown: string } {
-  const entries: Array<{ key: string; value: string }> = [];
+function configEntries(text: string): { entries: ConfigEntry[] } | { unknown: string } {
+  const entries: ConfigEntry[] = [];
   let section = "";
   for (const raw of text.split("\n")) {
     let line = raw.trim();
@@ -124,12 +131,13 @@ function configEntries(
     if (line === "" || line.startsWith("#") || line.startsWith(";") || !section) continue;
     const entry = /^([A-Za-z][A-Za-z0-9-]*)\s*(?:=\s*(.*))?$/.exec(line);
     if (!entry) return { unknown: "has a line the gate cannot read" };
-    let value = (entry[2] ?? "").trim();
+    const written = (entry[2] ?? "").trim();
+    let value = written;
     // git joins a line ending in "\\" with the next and unquotes "…": seen as a whole or not at all.
     if (/\\$/.test(value)) return { unknown: "continues a value over several lines" };
     if (/^"[^"\\]*"$/.test(value)) value = value.slice(1, -1);
     if (/["\\]/.test(value)) return { unknown: "quotes or escapes a value in ways the gate does not undo" };
-    entries.push({ key: `${section}.${(entry[1] ?? "").toLowerCase()}`, value });
+    entries.push({ key: `${section}.${(entry[1] ?? "").toLowerCase()}`, value, written });
   }
   return { entries };
 }
@@ -186,30 +194,15 @@ function commonDirOf(gitDir: string): string {
   return typeof text === "string" && text.trim() ? path.resolve(gitDir, text.trim()) : gitDir;
 }
 
-/**
- * The last `core.hooksPath` a config text sets. Sections and keys are case-insensitive, and a variable may
- * follow its section header on the same line. Includes could set it from elsewhere: unknown.
- */
+/** The last `core.hooksPath` a config text sets; one given with quoting or a comment is unknown. */
 export function coreHooksPath(text: string): { value?: string } | { unknown: string } {
-  let section = "";
+  const parsed = configEntries(text);
+  if ("unknown" in parsed) return parsed;
   let value: string | undefined;
-  for (const raw of text.split("\n")) {
-    let line = raw.trim();
-    const header = /^\[\s*([A-Za-z0-9.-]+)(?:\s+"[^"\n]*")?\s*\]/.exec(line);
-    if (header) {
-      section = (header[1] ?? "").toLowerCase();
-      if (section === "include" || section === "includeif")
-        return { unknown: "includes other config files, which may set core.hooksPath" };
-      line = line.slice(header[0].length).trim();
-    } else if (line.startsWith("[")) {
-      return { unknown: "has a section header the gate cannot read" };
-    }
-    if (section !== "core") continue;
-    const entry = /^hookspath\s*(?:=\s*(.*))?$/i.exec(line);
-    if (!entry) continue;
-    const given = entry[1] ?? "";
-    if (/["\\#;]/.test(given)) return { unknown: "sets core.hooksPath with quoting or comments" };
-    value = given.trim();
+  for (const entry of parsed.entries) {
+    if (entry.key !== "core.hookspath") continue;
+    if (/["\\#;]/.test(entry.written)) return { unknown: "sets core.hooksPath with quoting or comments" };
+    value = entry.value;
   }
   return value === undefined ? {} : { value };
 }

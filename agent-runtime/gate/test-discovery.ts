@@ -2,9 +2,9 @@
 // (pytest's conftest.py, a jest/vitest/mocha config), by the runners' own naming conventions, in a bounded walk of
 // the directory it runs in. The gate then reads them like any local code (write, then `pytest`). Runners whose
 // code the gate cannot read (go, cargo, ctest) and trees it cannot list are reported as such, never as plain.
-import { type Dirent, opendirSync, readFileSync, statSync } from "node:fs";
+import { readFileSync, statSync } from "node:fs";
 import path from "node:path";
-import { MAX_WALK_ENTRIES } from "./disk-walk.ts";
+import { listDirectory, MAX_WALK_ENTRIES } from "./disk-walk.ts";
 
 export type TestDiscovery =
   | { files: string[] }
@@ -73,16 +73,11 @@ export function discoverTests(
   const queue = [cwd];
   let entries = 0;
   for (let dir = queue.shift(); dir !== undefined; dir = queue.shift()) {
-    let listed: Dirent[];
-    try {
-      listed = listAll(dir, MAX_WALK_ENTRIES - entries);
-    } catch (err) {
-      return {
-        unreadable: `the gate cannot list the tests \`${program}\` finds (${(err as Error).message})`,
-      };
-    }
-    entries += listed.length;
-    for (const entry of listed) {
+    const listed = listDirectory(dir, MAX_WALK_ENTRIES - entries);
+    if ("incomplete" in listed)
+      return { unreadable: `the gate cannot list the tests \`${program}\` finds (${listed.incomplete})` };
+    entries += listed.entries.length;
+    for (const entry of listed.entries) {
       tick();
       if (entry.name.startsWith(".") && !family.always.test(entry.name)) continue;
       const file = path.join(dir, entry.name);
@@ -141,30 +136,6 @@ export function testRunnerLoads(
   const roots = named.length === 0 ? [cwd] : named.filter((n) => isDirectory(n) || !path.extname(n));
   const inRoot = roots.some((root) => file.startsWith(`${root}/`)) || named.includes(file);
   return inRoot && (family.tests.test(name) || (family === NODE && NODE_TEST_FOLDERS.test(relative)));
-}
-
-/** Every entry of one directory (a missing one has none); throws past `limit` or when it cannot be read. */
-function listAll(dir: string, limit: number): Dirent[] {
-  const entries: Dirent[] = [];
-  let handle: ReturnType<typeof opendirSync> | undefined;
-  try {
-    handle = opendirSync(dir);
-    for (let entry = handle.readSync(); entry !== null; entry = handle.readSync()) {
-      if (entries.length >= limit) throw new Error("more files than the gate lists");
-      entries.push(entry);
-    }
-    return entries;
-  } catch (err) {
-    const code = (err as NodeJS.ErrnoException).code;
-    if (code === "ENOENT" || code === "ENOTDIR") return entries;
-    throw err;
-  } finally {
-    try {
-      handle?.closeSync();
-    } catch {
-      // already closed
-    }
-  }
 }
 
 function isDirectory(file: string): boolean {
