@@ -15,6 +15,7 @@ import {
   copyBuildContext,
   docker,
   freePort,
+  imageTag,
   pruneDanglingImages,
   removeImage,
   repoRoot,
@@ -22,7 +23,7 @@ import {
 } from "./support/docker.ts";
 import { imageFootprint, timeToWelcome } from "./support/footprint.ts";
 
-const IMAGE = "chat-ui-agent-runtime:image-test";
+const IMAGE = imageTag("chat-ui-agent-runtime:image-test");
 /** 100 MB under the 371 MB the image added to its base before it was slimmed (issue 13). */
 const OVER_BASE_BUDGET_BYTES = 271e6;
 const packageJson = JSON.parse(readFileSync(`${repoRoot}/package.json`, "utf8")) as {
@@ -322,7 +323,7 @@ describe("throwaway builds that must be caught", { timeout: 20 * 60_000 }, () =>
       `FROM ${testBase}\nLABEL planted="${fake}"\nENV PLANTED_TOKEN=${fake}\n` +
         `RUN printf 'token=%s\\n' "${fake}" > /planted-token\n`,
     );
-    const tag = "chat-ui-agent-runtime:planted-token-test";
+    const tag = imageTag("chat-ui-agent-runtime:planted-token-test");
     try {
       const build = await buildImage(dir, tag);
       assert.ok(build.ok, `${build.error}\n${tail(build.log)}`);
@@ -354,7 +355,7 @@ describe("throwaway builds that must be caught", { timeout: 20 * 60_000 }, () =>
         `${line}RUN echo '// upstream changed' >> node_modules/@earendil-works/pi-coding-agent/dist/modes/rpc/rpc-mode.js\n`,
     );
     const { dir, cleanup } = copyBuildContext(altered);
-    const tag = "chat-ui-agent-runtime:altered-handler-test";
+    const tag = imageTag("chat-ui-agent-runtime:altered-handler-test");
     try {
       const build = await buildImage(dir, tag, { buildargs: { NODE_IMAGE: testBase } });
       assert.equal(build.ok, false, "the build must fail");

@@ -25,9 +25,9 @@ import type { Isolation } from "../../bridge/protocol.ts";
 import { ensureEngine } from "../../scripts/docker/ensure-engine.mjs";
 import { ensureTestBase } from "../../scripts/docker/test-base.mjs";
 import { type Frame, TestClient } from "../support/bridge.ts";
-import { buildImage, docker, execIn, freePort, repoRoot } from "./support/docker.ts";
+import { buildImage, docker, execIn, freePort, imageTag, repoRoot } from "./support/docker.ts";
 
-const IMAGE = "chat-ui-agent-runtime:isolation-test";
+const IMAGE = imageTag("chat-ui-agent-runtime:isolation-test");
 /** Built at run time: no key-shaped literal in the tree. */
 const PROVIDER_KEY = `sk-fakeprovider-${randomBytes(12).toString("hex")}`;
 

@@ -9,6 +9,18 @@ import Docker from "dockerode";
 export const repoRoot = path.resolve(import.meta.dirname, "../../..");
 export const docker = new Docker();
 
+/**
+ * An image tag for these tests. IMAGE_TEST_TAG_SUFFIX (lowercase letters, digits, dashes) keeps the images of
+ * checkouts that share one engine apart, so parallel runs never test each other's builds.
+ */
+export function imageTag(name: string): string {
+  const suffix = process.env.IMAGE_TEST_TAG_SUFFIX ?? "";
+  if (suffix === "") return name;
+  if (!/^[a-z0-9][a-z0-9-]{0,40}$/.test(suffix))
+    throw new Error("IMAGE_TEST_TAG_SUFFIX: lowercase letters, digits and dashes only (at most 41)");
+  return `${name}-${suffix}`;
+}
+
 export interface BuildResult {
   ok: boolean;
   /** The build's own output (step lines and RUN output), for assertions and failure messages. */
