@@ -5,6 +5,7 @@ import type { Logger } from "../agent-runtime/log.ts";
 import { createProbeExchange } from "../agent-runtime/pi-patch-behaviour.ts";
 import type { ProbeVerdict } from "../agent-runtime/pi-patch-probe.ts";
 import type { EffectivePolicy, PolicyMode, SetPolicyResult } from "../agent-runtime/policy/policy-store.ts";
+import { userBashRefusal } from "../agent-runtime/policy/user-bash-rule.ts";
 import { DialogBook, type DialogCloseReason, type Verdict } from "./dialog-book.ts";
 import { toPendingDialog } from "./dialogs.ts";
 import { capText, MAX_FRAME_DEPTH, nestsDeeperThan, usableId } from "./frame-input.ts";
@@ -634,12 +635,11 @@ export class BridgeCore {
   }
 
   private forwardCommand(command: Frame, clientId: string | undefined, type: string): void {
-    if (type === "bash" && this.policyReport()?.policy === "read-only") {
-      // A person's `!` command is a shell like any other: read-only stops it here too (the gate refuses it as well).
-      this.finishCommand(
-        clientId,
-        failure(clientId, type, "policy_blocks_bash", "the policy is read-only: `!` commands do not run"),
-      );
+    const policy = type === "bash" ? this.policyReport()?.policy : undefined;
+    const refused = policy ? userBashRefusal(policy) : undefined;
+    if (refused) {
+      // A person's `!` command is a shell like any other (the gate refuses it as well).
+      this.finishCommand(clientId, failure(clientId, type, "policy_blocks_bash", refused));
       return;
     }
     if (type === "abort" || SESSION_REPLACING_COMMANDS.has(type)) {

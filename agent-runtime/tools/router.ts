@@ -24,6 +24,7 @@ import {
 } from "../executor/protocol.ts";
 import type { Logger } from "../log.ts";
 import { readEffectivePolicy } from "../policy/policy-store.ts";
+import { userBashRefusal } from "../policy/user-bash-rule.ts";
 import { verifyVetted, vettedApprovals } from "../vetted-content.ts";
 import { activeToolsWithoutOverrides } from "./active-tools.ts";
 import { type ExecutorCallError, ExecutorClient } from "./executor-client.ts";
@@ -223,11 +224,10 @@ export async function registerToolRouting(
     // Never throw here: a throwing handler makes Pi run the command itself, in this process.
     try {
       const effective = readEffectivePolicy(env);
-      if (effective.policy === "read-only") {
+      const refused = userBashRefusal(effective.policy);
+      if (refused) {
         log.info({ tool: "user_bash", decision: "block", policy: effective.policy }, "user bash refused");
-        return {
-          result: refusal(`the policy is read-only (from ${effective.source}), so \`!\` commands do not run`),
-        };
+        return { result: refusal(`${refused} (the policy comes from ${effective.source})`) };
       }
       if (routed) return { operations: executorBash };
       return undefined;
