@@ -63,7 +63,7 @@ interface TestTally {
   name: string;
   runs: number;
   failures: number;
-  /** Distinct first lines of the errors, the first few only. */
+  /** Distinct errors (their first lines), the first few only. */
   errors: string[];
   totalMs: number;
   maxMs: number;
@@ -200,7 +200,12 @@ async function main(): Promise<void> {
           tally.maxMs = Math.max(tally.maxMs, outcome.ms);
           if (outcome.ok) continue;
           tally.failures += 1;
-          const line = String(outcome.error).split("\n")[0] as string;
+          const line = String(outcome.error)
+            .split("\n")
+            .map((part) => part.trim())
+            .filter(Boolean)
+            .slice(0, 3)
+            .join(" ⏎ ");
           if (tally.errors.length < MAX_ERRORS_KEPT && !tally.errors.includes(line)) tally.errors.push(line);
           process.stderr.write(`iteration ${i}: FAILED ${name}: ${line}\n`);
         }
