@@ -108,7 +108,7 @@ function startLoad(count: number): ChildProcess[] {
   return Array.from({ length: count }, () => spawn(process.execPath, ["-e", BUSY_LOOP], { stdio: "ignore" }));
 }
 
-const escape = (text: string) => text.replace(/[.*+?^${}()|[\]\\]/g, "\\$&");
+const escapeRegExp = (text: string) => text.replace(/[.*+?^${}()|[\]\\]/g, "\\$&");
 
 /** Runs the selected tests of one file once (its own process, as `npm test` does); returns each test's outcome. */
 async function runFile(
@@ -121,7 +121,7 @@ async function runFile(
   let fileError: string | undefined;
   const stream = run({
     files: [path.join(root, file)],
-    testNamePatterns: tests.map((name) => new RegExp(`^${escape(name)}$`)),
+    testNamePatterns: tests.map((name) => new RegExp(`^${escapeRegExp(name)}$`)),
     concurrency: 1,
     timeout: timeoutMs,
     signal,
