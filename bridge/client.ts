@@ -68,6 +68,10 @@ interface PendingCommand {
   frame: Record<string, unknown>;
   resolve: (response: BridgeResponse) => void;
   reject: (error: Error) => void;
+  /** Numbers (this client's send counter) of its first and latest send, and how many sends; 0 before any. */
+  firstSend: number;
+  lastSend: number;
+  sends: number;
 }
 
 interface ClientEvents {
@@ -109,6 +113,14 @@ export class BridgeClient extends EventEmitter<ClientEvents> {
   private reconnectTimer: NodeJS.Timeout | undefined;
   private notBefore = 0;
   private readonly pending = new Map<string, PendingCommand>();
+  private sendCounter = 0;
+  /**
+   * Ids answered after being sent more than once, with their latest send number. The bridge answers each send
+   * it handles (a resend of a finished command gets the recorded response again), so another answer to that
+   * id may still be on its way. It arrives before the answer to anything sent later: an id leaves this map once
+   * such an answer arrives, and reusing it before that waits for one (see `command`).
+   */
+  private readonly echoing = new Map<string, number>();
   private readonly backoff: BackoffOptions;
   private firstLive: { resolve: () => void; reject: (error: Error) => void } | undefined;
 
@@ -183,14 +195,26 @@ export class BridgeClient extends EventEmitter<ClientEvents> {
       return Promise.reject(new BridgeClientClosedError("client is closed"));
     }
     const id = frame.id ?? randomUUID();
+    if (this.echoing.has(id)) {
+      // An earlier answer to this id may still arrive: a read-only command's answer comes after it, so it
+      // cannot be taken for this command's.
+      const barrier = randomUUID();
+      return this.sendTracked(barrier, { type: "get_policy", id: barrier }).then(() =>
+        this.command({ ...frame, id }),
+      );
+    }
     return this.sendTracked(id, { ...frame, id });
   }
 
   /** Registers a frame under its correlation key (the id its response will carry) and sends it when live. */
   private sendTracked(key: string, frame: Record<string, unknown>): Promise<BridgeResponse> {
+    if (this.pending.has(key)) {
+      return Promise.reject(new Error(`a command with id ${key} is already waiting for its response`));
+    }
     return new Promise((resolve, reject) => {
-      this.pending.set(key, { frame, resolve, reject });
-      if (this.currentState === "live") this.send(frame);
+      const command = { frame, resolve, reject, firstSend: 0, lastSend: 0, sends: 0 };
+      this.pending.set(key, command);
+      if (this.currentState === "live") this.sendCommand(command);
     });
   }
 
@@ -342,7 +366,7 @@ export class BridgeClient extends EventEmitter<ClientEvents> {
     this.emit("welcome", welcome);
     this.setState("live", { attempt: 0 });
     if (welcome.reset === "epoch_changed") this.settleUnknowable();
-    for (const command of this.pending.values()) this.send(command.frame);
+    for (const command of this.pending.values()) this.sendCommand(command);
     this.firstLive?.resolve();
     this.firstLive = undefined;
   }
@@ -378,6 +402,9 @@ export class BridgeClient extends EventEmitter<ClientEvents> {
         const command = this.pending.get(response.data.id);
         if (!command) return;
         this.pending.delete(response.data.id);
+        // This answers a send after the latest send of these ids: their other answers came before it.
+        for (const [id, lastSend] of this.echoing) if (lastSend < command.firstSend) this.echoing.delete(id);
+        if (command.sends > 1) this.echoing.set(response.data.id, command.lastSend);
         command.resolve(response.data);
         return;
       }
@@ -428,8 +455,11 @@ export class BridgeClient extends EventEmitter<ClientEvents> {
     }
   }
 
-  private send(frame: Record<string, unknown>): void {
-    this.ws?.send(JSON.stringify(frame));
+  private sendCommand(command: PendingCommand): void {
+    command.lastSend = ++this.sendCounter;
+    command.firstSend ||= command.lastSend;
+    command.sends += 1;
+    this.ws?.send(JSON.stringify(command.frame));
   }
 
   private setState(state: ConnectionState, detail: ClientEvents["state"][1]): void {
