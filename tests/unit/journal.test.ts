@@ -5,15 +5,17 @@ import { appendFileSync, readdirSync, writeFileSync } from "node:fs";
 import path from "node:path";
 import { test } from "node:test";
 import { Journal } from "../../bridge/journal.ts";
-import { RingSink } from "../../bridge/network.ts";
 import { ReplayRing } from "../../bridge/replay-ring.ts";
+import { RingSink } from "../../bridge/ring-sink.ts";
 import { tempDir } from "../support/workspace.ts";
 
 const limits = { maxFrames: 100, maxBytes: 64 * 1024 };
 
 test("journal: written before a frame may be sent; read back across segments; old segments dropped", async (t) => {
   const dir = await tempDir(t, "journal-");
-  const sink = new RingSink(new ReplayRing(limits.maxFrames, limits.maxBytes), new Journal(dir, limits, 0));
+  const sink = new RingSink(new ReplayRing(limits.maxFrames, limits.maxBytes), {
+    journal: new Journal(dir, limits, 0),
+  });
   for (let i = 1; i <= 250; i++) {
     sink.publish({ type: "message_update", i });
     assert.equal(sink.sendableSeq, i - 1, "not sendable before it is journaled");
@@ -38,7 +40,7 @@ test("journal: written before a frame may be sent; read back across segments; ol
     i: 200,
   });
   // Appending continues the seq in a new segment.
-  const again = new RingSink(ring, new Journal(dir, limits, recovered.headSeq));
+  const again = new RingSink(ring, { journal: new Journal(dir, limits, recovered.headSeq) });
   again.publish({ type: "after" });
   again.flush();
   again.journal?.close();
@@ -47,7 +49,9 @@ test("journal: written before a frame may be sent; read back across segments; ol
 
 test("journal: a torn last line is cut; a gap or a foreign line is a problem and empties the journal", async (t) => {
   const dir = await tempDir(t, "journal-torn-");
-  const sink = new RingSink(new ReplayRing(limits.maxFrames, limits.maxBytes), new Journal(dir, limits, 0));
+  const sink = new RingSink(new ReplayRing(limits.maxFrames, limits.maxBytes), {
+    journal: new Journal(dir, limits, 0),
+  });
   for (let i = 1; i <= 5; i++) sink.publish({ type: "x", i });
   sink.flush();
   sink.journal?.close();
