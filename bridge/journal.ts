@@ -105,12 +105,7 @@ export class Journal {
   private readonly writev: Writev;
 
   /** Opens the journal for appending after `headSeq` (what `recover` returned). */
-  constructor(
-    dir: string,
-    limits: JournalLimits,
-    headSeq: number,
-    options: JournalOptions = {},
-  ) {
+  constructor(dir: string, limits: JournalLimits, headSeq: number, options: JournalOptions = {}) {
     this.dir = dir;
     this.limits = limits;
     this.onFailure = options.onFailure ?? (() => {});
