@@ -5,7 +5,7 @@
 // the transports differ only in options (requireIds, lingerMs, restartAgent).
 import type { Logger } from "../agent-runtime/log.ts";
 import { ClientCommands } from "./core/client-commands.ts";
-import { type Clock, systemClock, type TimerHandle } from "./core/clock.ts";
+import { type Clock, IdleTimer, systemClock, Waiters } from "./core/clock.ts";
 import { CommandLedger } from "./core/command-ledger.ts";
 import { DialogRelay } from "./core/dialog-relay.ts";
 import { errorFrame, type Frame, type FrameSink } from "./core/frames.ts";
@@ -68,7 +68,6 @@ export interface CoreOptions {
 
 export class BridgeCore {
   readonly epoch: string;
-  private readonly clock: Clock;
   private readonly link: PiLink;
   private readonly ledger: CommandLedger;
   private readonly held = new HeldQueue();
@@ -78,10 +77,10 @@ export class BridgeCore {
   private readonly dialogs: DialogRelay;
   private readonly lines: PiLines;
   private readonly commands: ClientCommands;
-  private readonly settledWaiters: (() => void)[] = [];
+  private readonly settledWaiters: Waiters;
+  private readonly idleExit: IdleTimer;
   private attachedClient: string | undefined;
   private ackedSeq: number | null = null;
-  private idleTimer: TimerHandle;
   private shuttingDown = false;
   private readonly sink: FrameSink;
   private readonly options: CoreOptions;
@@ -93,7 +92,10 @@ export class BridgeCore {
     const { log } = options;
     const clock = options.clock ?? systemClock;
     const changed = () => this.updateIdleTimer();
-    this.clock = clock;
+    this.settledWaiters = new Waiters(clock);
+    this.idleExit = new IdleTimer(clock, options.idleExitMs, () =>
+      options.requestShutdown("idle: no client and no agent activity"),
+    );
     this.link = new PiLink(clock);
     this.ledger = new CommandLedger({
       store: options.idempotency ?? new IdempotencyStore(),
@@ -216,14 +218,7 @@ export class BridgeCore {
 
   /** Resolves once Pi serves, is refused, gone or reported unwell (never while a start goes well), or at the deadline. */
   agentSettled(timeoutMs: number): Promise<void> {
-    if (this.supervisor.settled) return Promise.resolve();
-    return new Promise((resolve) => {
-      const timer = this.clock.set(timeoutMs, resolve);
-      this.settledWaiters.push(() => {
-        this.clock.clear(timer);
-        resolve();
-      });
-    });
+    return this.supervisor.settled ? Promise.resolve() : this.settledWaiters.wait(timeoutMs);
   }
 
   snapshot(): Snapshot {
@@ -292,7 +287,7 @@ export class BridgeCore {
   beginShutdown(): void {
     if (this.shuttingDown) return;
     this.shuttingDown = true;
-    this.clock.clear(this.idleTimer);
+    this.idleExit.update(false);
     this.supervisor.shutdown();
     this.commands.failHeld("shutting_down", "the bridge is shutting down");
     this.dialogs.book.close();
@@ -310,21 +305,12 @@ export class BridgeCore {
 
   /** Pi's state or health changed: whoever waits for it to settle may go on. */
   private supervisorChanged(): void {
-    if (this.supervisor.settled) for (const wake of this.settledWaiters.splice(0)) wake();
+    if (this.supervisor.settled) this.settledWaiters.wake();
     this.updateIdleTimer();
   }
 
   /** The idle exit: no client attached and the agent idle for --idle-exit (the same shutdown as SIGTERM). */
   private updateIdleTimer(): void {
-    const idle = !this.shuttingDown && this.attachedClient === undefined && this.agentIdle();
-    if (idle && this.idleTimer === undefined) {
-      this.idleTimer = this.clock.set(this.options.idleExitMs, () => {
-        this.idleTimer = undefined;
-        this.options.requestShutdown("idle: no client and no agent activity");
-      });
-    } else if (!idle && this.idleTimer !== undefined) {
-      this.clock.clear(this.idleTimer);
-      this.idleTimer = undefined;
-    }
+    this.idleExit.update(!this.shuttingDown && this.attachedClient === undefined && this.agentIdle());
   }
 }
