@@ -70,6 +70,8 @@ export class Supervisor {
   private restartTimer: TimerHandle;
   private lingerTimer: TimerHandle;
   private shuttingDown = false;
+  /** Units whose end was handled (an exit comes once, whether Pi's own or the one a kill implies). */
+  private readonly ended = new WeakSet<AgentUnit>();
   private readonly policy: RestartPolicy;
   private readonly watchdog: Watchdog;
   private readonly options: SupervisorOptions;
@@ -233,7 +235,8 @@ export class Supervisor {
   }
 
   private onExit(unit: AgentUnit, exit: PiExitInfo): void {
-    if (this.unit !== unit) return;
+    if (this.unit !== unit || this.ended.has(unit)) return;
+    this.ended.add(unit);
     const { log, sink, hooks } = this.options;
     this.watchdog.stop();
     const wasRefused = this.current === "refused";
@@ -316,7 +319,8 @@ export class Supervisor {
     const unit = this.unit;
     if (!unit || (this.current !== "starting" && this.current !== "running")) return;
     this.report({ reason, detail });
-    void unit.killTree();
+    // Its exit starts the next one; a Pi that does not even die of SIGKILL is left behind, not waited for.
+    void unit.killTree().then(() => this.onExit(unit, unit.exitInfo ?? { code: null, signal: "SIGKILL" }));
   }
 
   private async ping(timeoutMs: number): Promise<boolean> {

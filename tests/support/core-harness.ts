@@ -107,6 +107,8 @@ export class FakePi implements AgentUnit {
   readonly withheld: Frame[] = [];
   withhold = false;
   killedTree = false;
+  /** Survives SIGKILL (a process stuck in the kernel): its exit never comes. */
+  unkillable = false;
   mode: PiMode;
   private resolveExit: (info: PiExitInfo) => void = () => {};
   private onLine: ((raw: string) => void) | undefined;
@@ -176,7 +178,7 @@ export class FakePi implements AgentUnit {
 
   killTree(): Promise<{ found: number; left: number }> {
     this.killedTree = true;
-    this.crash({ code: null, signal: "SIGKILL" });
+    if (!this.unkillable) this.crash({ code: null, signal: "SIGKILL" });
     return Promise.resolve({ found: 0, left: 0 });
   }
 

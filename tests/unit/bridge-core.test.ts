@@ -257,6 +257,21 @@ test("core: the watchdog: a Pi hung at start is reported, killed and started aga
   assert.equal(status(h).health.ok, true);
 });
 
+test("core: a hung Pi that does not even die of SIGKILL is left behind: the next one starts anyway", async () => {
+  const h = coreHarness({ firstMode: "silent" });
+  h.pi.unkillable = true;
+  await h.clock.advance(60_000);
+  assert.equal(h.pis[0]?.killedTree, true);
+  await h.clock.advance(250);
+  assert.equal(h.pis.length, 2);
+  await h.deliver();
+  assert.equal(status(h).pi.state, "running");
+  h.pis[0]?.crash(); // its late exit changes nothing
+  await h.clock.advance(1_000);
+  assert.equal(status(h).pi.state, "running");
+  assert.equal(h.pis.length, 2);
+});
+
 test("core: a Pi that fails the patch probe is refused for good: nothing forwarded, the bridge exits after its linger", async () => {
   const h = coreHarness({ firstMode: "unpatched", lingerMs: 5_000 });
   h.send({ type: "prompt", id: "p1", message: "x" });
