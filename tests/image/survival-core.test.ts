@@ -34,7 +34,7 @@ const IMAGE = imageTag("chat-ui-agent-runtime:survival-core-test");
 
 const ATTACKS = JSON.parse(
   readFileSync(path.join(import.meta.dirname, "fixtures", "survival-core-attacks.json"), "utf8"),
-) as Record<"fillDisk" | "freeDisk" | "afterRecovery" | "fifoGitfile" | "remedyUnblockFifo", string>;
+) as Record<"fillDisk" | "remedyFreeDisk" | "afterRecovery" | "fifoGitfile" | "remedyUnblockFifo", string>;
 const attack = (name: keyof typeof ATTACKS, workspace: string) => ATTACKS[name].replaceAll("{WS}", workspace);
 
 function script(request: RecordedRequest) {
@@ -73,6 +73,8 @@ interface Running {
   client: TestClient;
   welcome: Frame;
   status: () => Promise<BridgeStatus>;
+  /** Sends a prompt whose tool call runs `command`; resolves with every frame of the turn once it settles. */
+  turn: (command: string, ms?: number) => Promise<Frame[]>;
   /** Sends a prompt whose tool call runs `command`; resolves with the tool's output once the turn settles. */
   bash: (command: string, ms?: number) => Promise<string>;
   root: (command: string) => Promise<string>;
@@ -146,16 +148,38 @@ async function start(t: TestContext, launch: Launch): Promise<Running> {
     const from = client.frames.length;
     const response = await client.request({ type: "prompt", id: `p-${++n}`, message: `BASH ${command}` }, ms);
     assert.equal(response.success, true, JSON.stringify(response));
-    const end = await client.waitFor((f) => f.type === "tool_execution_end", ms, from);
+    const seen = () =>
+      client.frames
+        .slice(from)
+        .map((f) => `${f.seq}:${f.type}`)
+        .join(" ");
+    const end = await client
+      .waitFor((f) => f.type === "tool_execution_end", ms, from)
+      .catch(async (err: Error) => {
+        throw new Error(
+          `${err.message.slice(0, 2000)}\nframes since the prompt: ${seen()}\n${(await logs()).slice(-8000)}`,
+        );
+      });
     await client.waitFor((f) => f.type === "agent_settled", ms, from);
     const result = end.result as { content: { text?: string }[] };
     return result.content.map((c) => c.text ?? "").join("");
+  };
+  const turn = async (command: string, ms = 90_000) => {
+    const from = client.frames.length;
+    const response = await client.request({ type: "prompt", id: `p-${++n}`, message: `BASH ${command}` }, ms);
+    assert.equal(response.success, true, JSON.stringify(response));
+    await client
+      .waitFor((f) => f.type === "agent_settled", ms, from)
+      .catch(async (err: Error) => {
+        throw new Error(`${err.message.slice(0, 2000)}\n${(await logs()).slice(-8000)}`);
+      });
+    return client.frames.slice(from);
   };
   const root = async (command: string) => {
     const result = await execIn(container, ["sh", "-c", command], "root");
     return result.stdout + result.stderr;
   };
-  return { container, client, welcome, status, bash, root, logs };
+  return { container, client, welcome, status, turn, bash, root, logs };
 }
 
 async function until<T>(
@@ -188,20 +212,25 @@ describe("the bridge core survives what the tools do to the disk and to Pi's sta
       hostConfig: { Tmpfs: { "/data": "rw,size=48m,mode=0755" } },
     });
     const epoch = String(r.welcome.epoch);
-    const before = await r.status();
-    assert.equal(before.durability.journal, "ok");
+    assert.equal((await r.status()).durability.journal, "ok");
 
-    const filled = await r.bash(attack("fillDisk", ws));
-    assert.match(filled, /FILL_EXIT=1/, "the disk filled up");
-    assert.match(filled, /\b4000\b/, "the tool output arrived, to its end");
+    // The agent fills the disk. Pi itself may fail its turn on ENOSPC (its session is on that disk too): what
+    // matters is that every frame it writes still reaches the person, and that the bridge answers.
+    const fill = await r.turn(attack("fillDisk", ws));
+    assert.ok(
+      fill.some((f) => f.type === "agent_settled"),
+      "the turn's frames arrived, to its end",
+    );
+    assert.match(await r.root(`df -k ${ws} | tail -1`), /\s100%\s/, "the disk is full");
     const degraded = await r.status();
     assert.equal(degraded.durability.journal, "degraded", JSON.stringify(degraded.durability));
-    assert.match(degraded.durability.problem ?? "", /ENOSPC|no space/i);
-    assert.notEqual(degraded.health.reason, "delivery_frozen");
+    assert.match(degraded.durability.problem ?? "", /ENOSPC/);
+    assert.deepEqual(degraded.health, { ok: true, reason: null, detail: null }, "delivery goes on");
     const identity = JSON.parse(await r.root("cat /data/state/bridge/identity.json")) as { epoch?: string };
     assert.notEqual(identity.epoch, epoch, "the epoch is retired while the journal misses frames");
 
-    assert.match(await r.bash(attack("freeDisk", ws)), /FREED/);
+    // Space comes back.
+    await r.root(attack("remedyFreeDisk", ws));
     await until(
       "the journal to be written again",
       120_000,
@@ -214,7 +243,11 @@ describe("the bridge core survives what the tools do to the disk and to Pi's sta
     assert.deepEqual(after.health, { ok: true, reason: null, detail: null });
     const journaled = await r.root("cat /data/state/bridge/journal/*.ndjson");
     assert.match(journaled, /AFTER_RECOVERY_MARKER/, "new frames are journaled again");
-    assert.match(journaled, /FILL_EXIT=1/, "and the ones sent from memory were written at recovery");
+    assert.match(
+      journaled,
+      /"journal":"degraded"/,
+      "and those sent from memory meanwhile were written at recovery",
+    );
     const restored = JSON.parse(await r.root("cat /data/state/bridge/identity.json")) as { epoch?: string };
     assert.equal(restored.epoch, epoch, "the epoch is back");
   });
