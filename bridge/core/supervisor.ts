@@ -126,7 +126,7 @@ export class Supervisor {
     this.options.clock.clear(this.lingerTimer);
   }
 
-  /** Whether commands wait (true), go to Pi (false), or fail with the given code and message. */
+  /** Whether a command goes to Pi now, waits for the Pi that starts, or fails at once (code and message). */
   admission(): "forward" | "hold" | { code: "agent_unverified" | "agent_exited"; message: string } {
     switch (this.current) {
       case "running":
