@@ -4,66 +4,16 @@ import { createServer, type IncomingMessage, type Server, type ServerResponse } 
 import type { AddressInfo } from "node:net";
 import { type RawData, WebSocket, WebSocketServer } from "ws";
 import type { Logger } from "../agent-runtime/log.ts";
-import type { BridgeCore, Frame, FrameSink } from "./core.ts";
+import type { BridgeCore } from "./core.ts";
 import { MAX_FRAME_DEPTH, nestsDeeperThan } from "./frame-input.ts";
-import type { Journal } from "./journal.ts";
 import { CloseCode, HelloFrame, PROTOCOL_VERSION, type WelcomeFrame } from "./protocol.ts";
 import type { ReplayRing } from "./replay-ring.ts";
+import type { RingSink } from "./ring-sink.ts";
 
 /** Frames are handed to ws only while less than this is buffered; the rest waits in the ring. */
 const HIGH_WATER_BYTES = 1024 * 1024;
 /** Frames are written to the socket in batches of about this size. */
 const BATCH_BYTES = 64 * 1024;
-
-/**
- * Numbers frames and keeps them in the replay ring and, when durable, the journal. Frames published while one
- * batch of input is handled are journaled together (one write) before `onAppend` lets them reach a client.
- */
-export class RingSink implements FrameSink {
-  onAppend: () => void = () => {};
-  private flushScheduled = false;
-
-  readonly ring: ReplayRing;
-  readonly journal: Journal | undefined;
-
-  constructor(ring: ReplayRing, journal?: Journal) {
-    this.ring = ring;
-    this.journal = journal;
-  }
-
-  publish(frame: Frame, raw?: string): void {
-    const appended = this.ring.append((seq) => {
-      // Pi's own text stays byte-identical: splice the seq in front instead of re-serialising.
-      if (raw?.startsWith('{"') && !Object.hasOwn(frame, "seq")) {
-        return `{"seq":${seq},${raw.slice(1)}`;
-      }
-      const { seq: _theirs, ...rest } = frame;
-      return JSON.stringify({ seq, ...rest });
-    });
-    this.journal?.append(appended.seq, appended.data);
-    if (this.flushScheduled) return;
-    this.flushScheduled = true;
-    queueMicrotask(() => {
-      this.flushScheduled = false;
-      this.flush();
-      this.onAppend();
-    });
-  }
-
-  /** Journals every frame published so far. */
-  flush(): void {
-    this.journal?.flush(this.ring.firstSeq);
-  }
-
-  get headSeq(): number {
-    return this.ring.headSeq;
-  }
-
-  /** The newest frame a client may be sent: journaled already (or the head when there is no journal). */
-  get sendableSeq(): number {
-    return this.journal ? Math.min(this.journal.durableSeq, this.ring.headSeq) : this.ring.headSeq;
-  }
-}
 
 export interface NetworkOptions {
   host: string;
@@ -443,11 +393,7 @@ export class NetworkServer {
       this.core.publishError("invalid_frame", "binary frames are not accepted; send JSON text frames");
       return;
     }
-    const bytes = rawBytes(data);
-    if (bytes > this.options.maxFrameBytes) {
-      this.core.rejectOversized();
-      return;
-    }
+    // The core's intake checks the size (ws's maxPayload bounds what arrives here).
     this.core.handleClientText(rawText(data));
   }
 }

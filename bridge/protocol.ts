@@ -193,8 +193,9 @@ const ExitInfo = z.strictObject({ code: z.number().int().nullable(), signal: z.s
 export const PiStatus = z.strictObject({
   pid: z.number().int().nullable(),
   /**
-   * starting: spawned, being probed (commands wait); running: proved patched, serving; restarting: exited
-   * unexpectedly, a new Pi follows; exited: gone for good; refused: failed the patch probe (nothing served).
+   * starting: spawned, being probed (commands wait); running: proved patched, serving; restarting: exited,
+   * hung or not spawned, a new Pi follows; exited: gone for good (shutdown, stdio mode); refused: failed the
+   * patch probe (nothing served).
    */
   state: z.enum(["starting", "running", "restarting", "exited", "refused"]),
   exit: ExitInfo.nullable(),
@@ -202,7 +203,7 @@ export const PiStatus = z.strictObject({
   patched: z.boolean().nullable(),
   /** Why Pi is refused or gone (null while all is well). */
   problem: z.string().nullable(),
-  /** Restarts after unexpected exits within the current window (at most 3 in 10 minutes). */
+  /** Restarts within the last 10 minutes (the first 3 quick; beyond, a crash loop with a long backoff). */
   restarts: z.number().int().nonnegative(),
 });
 export type PiStatus = z.infer<typeof PiStatus>;
@@ -342,7 +343,10 @@ export const AgentExitedFrame = z.strictObject({
   seq,
   code: z.number().int().nullable(),
   signal: z.string().nullable(),
-  /** Why it is final: "exited" (shutdown or stdio), "crash_loop", or "unverified: …" (failed the patch probe). */
+  /**
+   * "exited" (shutdown or stdio: final), "unverified: …" (failed the patch probe: final), or "crash_loop" (Pi
+   * keeps exiting; the bridge keeps retrying with a long backoff, and `agent_restarted` follows once one serves).
+   */
   reason: z.string().optional(),
 });
 
@@ -393,14 +397,36 @@ export const BRIDGE_FRAME_TYPES: readonly string[] = BRIDGE_FRAMES.map((frame) =
 /** Where the bridge keeps its state, whether its journal is written, and where its log file is. */
 export const Durability = z.strictObject({
   stateDir: z.string().nullable(),
-  /** ok: every frame is journaled before it is sent; off: stdio mode; failed: writes failed (see problem). */
-  journal: z.enum(["ok", "off", "failed"]),
+  /**
+   * ok: every frame is journaled before it is sent; off: stdio mode; degraded: writes fail (see problem), frames
+   * are sent from memory, writes are retried, and this epoch is not resumed after a bridge restart until they work.
+   */
+  journal: z.enum(["ok", "off", "degraded"]),
   problem: z.string().nullable(),
   /** The log file (its path only, never its contents). */
   logFile: z.string().nullable(),
   session: z.strictObject({ id: z.string(), file: z.string().nullable() }).nullable(),
 });
 export type Durability = z.infer<typeof Durability>;
+
+/** Why the bridge is not healthy (GET /v1/health answers 503 then). */
+export const HealthReason = z.enum([
+  "starting_too_long",
+  "pi_hung",
+  "crash_loop",
+  "refused",
+  "agent_exited",
+  "delivery_frozen",
+  "shutting_down",
+]);
+export type HealthReason = z.infer<typeof HealthReason>;
+
+export const Health = z.strictObject({
+  ok: z.boolean(),
+  reason: HealthReason.nullable(),
+  detail: z.string().nullable(),
+});
+export type Health = z.infer<typeof Health>;
 
 /** The bridge's own bridge_status data. */
 export const BridgeStatus = z.strictObject({
@@ -420,6 +446,7 @@ export const BridgeStatus = z.strictObject({
   agentBusy: z.boolean(),
   shuttingDown: z.boolean(),
   durability: Durability,
+  health: Health,
 });
 export type BridgeStatus = z.infer<typeof BridgeStatus>;
 

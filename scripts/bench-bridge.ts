@@ -11,9 +11,9 @@ import { JsonlDecoder } from "../agent-runtime/jsonl.ts";
 import { findPiInstall } from "../agent-runtime/pi-install.ts";
 import { BridgeClient } from "../bridge/client.ts";
 import { Journal } from "../bridge/journal.ts";
-import { RingSink } from "../bridge/network.ts";
 import { piArgv } from "../bridge/pi-child.ts";
 import { ReplayRing } from "../bridge/replay-ring.ts";
+import { RingSink } from "../bridge/ring-sink.ts";
 
 const root = path.resolve(import.meta.dirname, "..");
 const bundle = path.join(root, "build", "opt", "chat-ui-agent", "bridge.mjs");
@@ -329,10 +329,9 @@ async function journalCost(): Promise<Record<string, number>> {
   const dir = mkdtempSync(path.join(scratch, "journal-"));
   const frames = 20_000;
   const text = JSON.stringify({ type: "message_update", pad: "x".repeat(180) });
-  const withJournal = new RingSink(
-    new ReplayRing(10_000, 32 * 1024 * 1024),
-    new Journal(dir, { maxFrames: 10_000, maxBytes: 32 * 1024 * 1024 }, 0),
-  );
+  const withJournal = new RingSink(new ReplayRing(10_000, 32 * 1024 * 1024), {
+    journal: new Journal(dir, { maxFrames: 10_000, maxBytes: 32 * 1024 * 1024 }, 0),
+  });
   const without = new RingSink(new ReplayRing(10_000, 32 * 1024 * 1024));
   const timed = (sink: RingSink) => {
     const start = process.hrtime.bigint();
