@@ -3,15 +3,10 @@
 // tools' HOME), and vetted files still hold the bytes the person approved (bash).
 import path from "node:path";
 import type { AgentToolResult, ExtensionContext } from "@earendil-works/pi-coding-agent";
+import { pathTool, TOOL_TABLE } from "../tools/tool-table.ts";
 import { verifyVetted } from "../vetted-content.ts";
 import type { PiChildProcess, PiToolFactories, PiToolPaths } from "./pi-modules.ts";
-import {
-  type CallErrorCode,
-  OPTIONAL_PATH_TOOLS,
-  PATH_TOOLS,
-  type ToolCallRequest,
-  type ToolResultShape,
-} from "./protocol.ts";
+import type { CallErrorCode, ToolCallRequest, ToolResultShape } from "./protocol.ts";
 import { createShellOperations, type ShellLaunch, type ShellSessions } from "./shell-ops.ts";
 
 export class CallError extends Error {
@@ -35,9 +30,10 @@ export interface ToolRunnerDeps {
 
 /** Why a call's path may not run here, or undefined when Pi's tool will open exactly that path. */
 export function pathRefusal(request: ToolCallRequest, toolPaths: PiToolPaths): string | undefined {
-  if (!PATH_TOOLS.has(request.tool)) return undefined;
+  const spec = pathTool(request.tool);
+  if (!spec) return undefined;
   const raw = request.params.path;
-  if (raw === undefined && OPTIONAL_PATH_TOOLS.has(request.tool)) return undefined;
+  if (raw === undefined && spec.optional) return undefined;
   if (typeof raw !== "string") return "the path parameter is not a string";
   if (!path.isAbsolute(raw)) {
     return `the path "${raw.slice(0, 200)}" is not the absolute path the approval gate decided on`;
@@ -112,35 +108,26 @@ export class ToolRunner {
     return shapeOf(result);
   }
 
-  /** Pi's own definition of the tool, with the options Pi's settings gave it and our shell backend. */
+  /** Pi's own definition of the tool (the one tool table's factory), with Pi's settings and our shell backend. */
   private definition(request: ToolCallRequest, deps: ToolRunnerDeps) {
     const { factories, toolEnv } = deps;
     const { cwd, options } = request;
-    switch (request.tool) {
-      case "read":
-        return factories.createReadToolDefinition(cwd, { autoResizeImages: options.autoResizeImages });
-      case "write":
-        return factories.createWriteToolDefinition(cwd);
-      case "edit":
-        return factories.createEditToolDefinition(cwd);
-      case "grep":
-        return factories.createGrepToolDefinition(cwd);
-      case "find":
-        return factories.createFindToolDefinition(cwd);
-      case "ls":
-        return factories.createLsToolDefinition(cwd);
-      case "bash": {
-        const env = { ...toolEnv, ...request.sessionEnv };
-        return factories.createBashToolDefinition(cwd, {
-          operations: createShellOperations(deps.shell, deps.childProcess, deps.sessions),
-          ...(options.commandPrefix !== undefined ? { commandPrefix: options.commandPrefix } : {}),
-          // Pi's session variables come from the request (the executor has no session); the rest of the
-          // environment is the tools' allow-list, never this process's own.
-          exposeSessionEnvironment: false,
-          spawnHook: (context) => ({ ...context, env }),
-        });
-      }
-    }
+    const env = { ...toolEnv, ...request.sessionEnv };
+    return TOOL_TABLE[request.tool].create(factories, cwd, {
+      autoResizeImages: options.autoResizeImages,
+      ...(options.commandPrefix !== undefined ? { commandPrefix: options.commandPrefix } : {}),
+      ...(request.tool === "bash"
+        ? {
+            bash: {
+              operations: createShellOperations(deps.shell, deps.childProcess, deps.sessions),
+              // Pi's session variables come from the request (the executor has no session); the rest of the
+              // environment is the tools' allow-list, never this process's own.
+              exposeSessionEnvironment: false,
+              spawnHook: (context) => ({ ...context, env }),
+            },
+          }
+        : {}),
+    });
   }
 }
 

@@ -6,6 +6,7 @@ import { createRequire } from "node:module";
 import path from "node:path";
 import { pathToFileURL } from "node:url";
 import { findPiInstall, PI_PACKAGE, PI_VERSION } from "../pi-install.ts";
+import { pathTool } from "../tools/tool-table.ts";
 
 interface NormalizeOptions {
   normalizeUnicodeSpaces?: boolean;
@@ -25,16 +26,6 @@ export interface PiPaths {
   packageDir: string;
 }
 
-/** Built-in tools whose `path` input names a file or directory; `optional`: Pi defaults it to ".". */
-export const PATH_TOOLS: ReadonlyMap<string, { optional: boolean }> = new Map([
-  ["read", { optional: false }],
-  ["write", { optional: false }],
-  ["edit", { optional: false }],
-  ["grep", { optional: true }],
-  ["find", { optional: true }],
-  ["ls", { optional: true }],
-]);
-
 export type ResolvedToolPath = { ok: true; path: string; lexical: string } | { ok: false; reason: string };
 
 /**
@@ -50,7 +41,7 @@ export function resolveToolInputPath(
   where: { cwd: string; toolHome: string },
   canonical: (absolute: string) => string,
 ): ResolvedToolPath {
-  const spec = PATH_TOOLS.get(toolName);
+  const spec = pathTool(toolName);
   if (!spec) return { ok: false, reason: `${toolName} takes no path` };
   // grep/find/ls: `resolveToCwd(searchDir || ".", cwd)`; read/write/edit take the string as given.
   const input = spec.optional ? raw || "." : raw;

@@ -3,14 +3,14 @@
 // command is decoded into words and handed to the analyzer its program name maps to (analyzers/table.ts),
 // through the Scan interface (shell-scan.ts). Whatever cannot be seen statically, or exceeds the bounds in
 // shell-limits.ts, counts as UNKNOWN (a possible exit and secret read).
-import { lstatSync, opendirSync, readFileSync } from "node:fs";
+import { existsSync, lstatSync, opendirSync, readFileSync } from "node:fs";
 import path from "node:path";
 import type { Parser, Tree } from "web-tree-sitter";
-import { unlistedProgram } from "./analyzers/common.ts";
+import { checkOperands, unlistedProgram } from "./analyzers/common.ts";
 import { analyzerFor, isListedProgram } from "./analyzers/table.ts";
 import { isCredentialVariable } from "./credential-variables.ts";
 import { expandOnDisk, findSensitiveBelow, globSelector } from "./disk-walk.ts";
-import { Findings, type LocalCodeHook, type LocalCodeKind, type LocalCodeRun } from "./gate-classes.ts";
+import { Findings, type LocalCodeHook, type LocalCodeKind, type LocalCodeRun } from "./effects.ts";
 import { compileGlob, globMatchCompiled, hasGlob } from "./glob-match.ts";
 import { canonicalIn, expandTilde, isWithin, type PathContext } from "./path-context.ts";
 import { laterExecReasonFor, POLICY_DIR, tamperReasonFor } from "./protected-paths.ts";
@@ -137,28 +137,28 @@ class ShellClassifier {
     };
     if (command.includes(DYNAMIC)) {
       // A NUL byte: no shell receives this text as written (and the gate uses NUL for "computed").
-      this.findings.opaque("the command contains a NUL byte");
+      this.findings.undecidable("the command contains a NUL byte");
       return;
     }
     try {
       this.scanScript(command, frame);
     } catch (error) {
       if (!(error instanceof InspectionLimit)) throw error;
-      this.findings.opaque(error.message);
+      this.findings.undecidable(error.message);
     }
   }
 
   // ---- scripts and the walk ----
 
   private scanScript(script: string, frame: Frame) {
-    if (frame.depth > MAX_SCRIPT_DEPTH) return this.findings.opaque("shell nesting too deep to inspect");
-    if (script.length > MAX_COMMAND_CHARS) return this.findings.opaque("command too long to inspect");
+    if (frame.depth > MAX_SCRIPT_DEPTH) return this.findings.undecidable("shell nesting too deep to inspect");
+    if (script.length > MAX_COMMAND_CHARS) return this.findings.undecidable("command too long to inspect");
     this.budget.tick(1 + (script.length >> 10));
     frame.script = script;
     const tree = parseWithDeadline(this.parser, script, () => this.budget.expired());
     if (!tree) throw new InspectionLimit("command too complex to parse in time");
     try {
-      if (tree.rootNode.hasError) this.findings.opaque("shell syntax the parser cannot read");
+      if (tree.rootNode.hasError) this.findings.undecidable("shell syntax the parser cannot read");
       this.walk(tree, frame);
     } finally {
       tree.delete();
@@ -228,19 +228,25 @@ class ShellClassifier {
             break;
           case "for_statement":
             this.visitFor(cursor.currentNode, frame);
+            this.unordered(childLevel);
+            break;
+          case "while_statement":
+          case "c_style_for_statement":
+          case "function_definition":
+            this.unordered(childLevel);
             break;
           case "comment":
             // After a line continuation bash keeps reading the word (`a\<newline>#b` is "a#b"); tree-sitter
             // starts a comment there. The two disagree about the words: do not trust either.
             if (!startsComment(frame.script, cursor.startIndex))
-              this.findings.opaque(
+              this.findings.undecidable(
                 "a `#` inside a word: the parser reads a comment where bash reads the word",
               );
             break;
         }
         if (levels.length > MAX_TREE_DEPTH && !this.reportedDepth) {
           this.reportedDepth = true;
-          this.findings.opaque("syntax nested too deeply to inspect");
+          this.findings.undecidable("syntax nested too deeply to inspect");
         }
         if (cursor.gotoFirstChild()) {
           levels.push(childLevel);
@@ -256,6 +262,14 @@ class ShellClassifier {
     } finally {
       cursor.delete();
     }
+  }
+
+  /** Writes and runs inside a loop or function body happen in an order (and a number of times) the text does not give. */
+  private unordered(level: Level): void {
+    this.findings.unordered++;
+    level.onExit = () => {
+      this.findings.unordered--;
+    };
   }
 
   /** Whether a node's children are evaluated as arithmetic. */
@@ -361,8 +375,8 @@ class ShellClassifier {
     options: { persists: boolean; appends?: boolean; numeric?: boolean },
   ): void {
     const effect = assignmentEffect(name, value === "array" ? undefined : value);
-    if (effect?.kind === "runs-code") this.findings.opaque(effect.reason);
-    else if (effect?.kind === "network") this.findings.add("EXIT", effect.reason);
+    if (effect?.kind === "runs-code") this.findings.unmodeled("config", effect.reason);
+    else if (effect?.kind === "network") this.findings.sends(effect.reason);
     else if (effect?.kind === "word-splitting" && options.persists) frame.ifsChanged = true;
     if (!options.persists) return; // `VAR=x cmd`: only that command's environment
     // A value the gate cannot read, or one holding `$(`, a backquote or `[`, can run commands under arithmetic;
@@ -420,12 +434,11 @@ class ShellClassifier {
       for (const child of names) {
         const text = child.type === "variable_name" ? child.text : child.childForFieldName("name")?.text;
         if (text && isCredentialVariable(text))
-          this.findings.add("SECRET", `prints credential-like variable ${text}`);
+          this.findings.readsSecret(`prints credential-like variable ${text}`);
       }
     }
     if (printsAll)
-      this.findings.add(
-        "SECRET",
+      this.findings.readsSecret(
         `\`${keyword}${flags.length ? ` ${flags.join(" ")}` : ""}\` prints variables`,
       );
   }
@@ -438,7 +451,7 @@ class ShellClassifier {
     }
     const name = expansionVariable(node);
     if (name && isCredentialVariable(name))
-      this.findings.add("SECRET", `reads credential-like variable $${name}`);
+      this.findings.readsSecret(`reads credential-like variable $${name}`);
   }
 
   private visitFor(node: import("web-tree-sitter").Node, frame: Frame): void {
@@ -466,7 +479,7 @@ class ShellClassifier {
     if (/&$/.test(operator) && /^\d+-?$|^-$/.test(word.text)) return; // fd duplication: 2>&1, >&-
     const scan = this.scanFor(frame);
     if (word.forms.some((form) => /^\/dev\/(tcp|udp)\//.test(form))) {
-      this.findings.add("EXIT", `redirects to a network socket ${word.source}`);
+      this.findings.sends(`redirects to a network socket ${word.source}`);
       return;
     }
     if (operator === "<" || operator === "<&" || operator === "<<<") {
@@ -474,7 +487,7 @@ class ShellClassifier {
       return;
     }
     if (word.literal && NULL_DEVICES.has(word.text)) return;
-    this.findings.add("WRITE", `redirection writes ${word.literal ? word.text : "a computed path"}`);
+    this.findings.writes(`redirection writes ${word.literal ? word.text : "a computed path"}`);
     scan.path(word, "write");
   }
 
@@ -494,10 +507,13 @@ class ShellClassifier {
     if (invokedAs === "") return;
     const name = invokedAs.includes("/") ? path.basename(invokedAs) : invokedAs;
     const scan = this.scanFor(frame);
+    let localFile = false;
     if (invokedAs.includes("/")) {
       const resolved = scan.resolve(first);
-      if (resolved && !SYSTEM_BIN_DIRS.some((dir) => path.dirname(resolved) === dir))
+      if (resolved && !SYSTEM_BIN_DIRS.some((dir) => path.dirname(resolved) === dir)) {
         scan.localCode("executable", invokedAs, [first]);
+        localFile = true;
+      }
     }
     if (name === "let")
       this.arithmeticWords(
@@ -506,6 +522,12 @@ class ShellClassifier {
       );
     const call: ProgramCall = { name, invokedAs, args: words.slice(1), stdinIsData };
     const analyzer = analyzerFor(name);
+    if (analyzer === unlistedProgram && localFile) {
+      // A local file run by path: the inspection of that file decides; its operands are still paths.
+      checkOperands(call.args, scan, "operand");
+      this.embeddedCommand(call, scan);
+      return;
+    }
     analyzer(call, scan);
     if (analyzer === unlistedProgram) this.embeddedCommand(call, scan);
   }
@@ -533,7 +555,7 @@ class ShellClassifier {
       cwd: frame.cwd,
       command(words: readonly ShellWord[], options: NestedCommand = {}) {
         if (frame.wrapperDepth >= MAX_WRAPPER_DEPTH)
-          return self.findings.opaque("command wrappers nested too deep to inspect");
+          return self.findings.undecidable("command wrappers nested too deep to inspect");
         if (options.sameShell) {
           // `time cd x`, `command cd x`, `! cd x`: the builtin runs in this shell, so its effects persist.
           frame.wrapperDepth++;
@@ -591,6 +613,7 @@ class ShellClassifier {
         if (PROTECTIVE_VARIABLES.has(variable) || variable.includes(DYNAMIC)) frame.searchExcludesOff = true;
       },
       resolve: (word) => this.resolveLiteral(word, frame),
+      exists: (relative) => existsSync(path.resolve(frame.cwd, relative)),
     };
   }
 
@@ -616,7 +639,9 @@ class ShellClassifier {
     this.checkPath(word, "stat", frame);
     const dir = this.resolveLiteral(word, frame);
     if (dir === undefined) {
-      this.findings.add("UNKNOWN", `changes to a directory computed at run time (${word.source})`);
+      this.findings.writesUnlisted(
+        `changes to a directory computed at run time (${word.source}): later relative paths may name any file`,
+      );
       return;
     }
     frame.cwd = dir;
@@ -675,11 +700,10 @@ class ShellClassifier {
 
   private computedPath(word: ShellWord, access: PathAccess): void {
     if (access === "read")
-      this.findings.add("SECRET", `reads a file whose name is computed at run time (${word.source})`);
+      this.findings.readsSecret(`reads a file whose name is computed at run time (${word.source})`);
     else if (access === "write") {
-      this.findings.add("UNKNOWN", `writes to a path computed at run time (${word.source})`);
-      this.findings.writesUnknown = true;
-    } else if (access === "operand") this.findings.writesUnknown = true;
+      this.findings.writesUnlisted(`writes to a path computed at run time (${word.source})`);
+    } else if (access === "operand") this.findings.writesUnnamed();
   }
 
   private patternPath(pattern: string, access: PathAccess, word: ShellWord): void {
@@ -688,20 +712,16 @@ class ShellClassifier {
       const rule =
         sensitiveRuleForGlob(pattern, this.ctx) ?? sensitiveRuleFor(this.instantiate(pattern), this.ctx);
       if (rule)
-        this.findings.add(
-          "SECRET",
-          `may ${access === "write" ? "write" : "read"} ${rule.why}: ${word.source}`,
-        );
+        this.findings.readsSecret(`may ${access === "write" ? "write" : "read"} ${rule.why}: ${word.source}`);
       else if (access !== "write") this.patternOnDisk(pattern, word);
     }
     if (access === "write") {
-      this.findings.add("UNKNOWN", `writes to paths chosen at run time (${word.source})`);
-      this.findings.writesUnknown = true;
+      this.findings.writesUnlisted(`writes to paths chosen at run time (${word.source})`);
     }
     if (access === "write" || access === "delete" || access === "operand") {
       const probes = this.gateProbes(access === "delete");
       if (probes.some((probe) => globMatchCompiled(glob, probe)))
-        this.findings.add("UNKNOWN", `may change the approval gate's files (${word.source})`);
+        this.findings.writesUnlisted(`may change the approval gate's files (${word.source})`);
     }
   }
 
@@ -710,8 +730,7 @@ class ShellClassifier {
     if (!path.isAbsolute(pattern)) return; // a computed prefix: the rules' example paths decided above
     const expansion = expandOnDisk(pattern, () => this.budget.tick());
     if ("incomplete" in expansion) {
-      this.findings.add(
-        "SECRET",
+      this.findings.readsSecret(
         `reads files a pattern names that the gate cannot check (${word.source}: ${expansion.incomplete})`,
       );
       return;
@@ -720,7 +739,7 @@ class ShellClassifier {
       const file = canonicalIn(this.ctx, match);
       const rule = sensitiveRuleFor(file, this.ctx) ?? sensitiveContainerFor(file, this.ctx);
       if (rule) {
-        this.findings.add("SECRET", `may read ${rule.why}: ${word.source} names ${match}`);
+        this.findings.readsSecret(`may read ${rule.why}: ${word.source} names ${match}`);
         return;
       }
     }
@@ -730,22 +749,22 @@ class ShellClassifier {
     const shown = word.source;
     if (access === "read" || access === "operand") {
       const rule = sensitiveRuleFor(file, this.ctx) ?? sensitiveContainerFor(file, this.ctx);
-      if (rule) this.findings.add("SECRET", `touches ${rule.why}: ${shown}`);
+      if (rule) this.findings.readsSecret(`touches ${rule.why}: ${shown}`);
     }
     if (access === "write" || access === "operand") {
       this.findings.wrote(file);
       const tamper = tamperReasonFor(file, this.ctx);
-      if (tamper) this.findings.add("TAMPER", tamper);
+      if (tamper) this.findings.changesGate(tamper);
       const later = laterExecReasonFor(file, this.ctx);
-      if (later) this.findings.add("EXIT", later);
+      if (later) this.findings.sends(later);
       if (access === "write") {
         const rule = sensitiveRuleFor(file, this.ctx);
-        if (rule) this.findings.add("SECRET", `writes ${rule.why}: ${shown}`);
+        if (rule) this.findings.readsSecret(`writes ${rule.why}: ${shown}`);
       }
     }
     if (access === "delete") {
       const tamper = tamperReasonFor(file, this.ctx, { ancestors: true });
-      if (tamper) this.findings.add("TAMPER", tamper);
+      if (tamper) this.findings.changesGate(tamper);
     }
   }
 
@@ -804,7 +823,7 @@ class ShellClassifier {
       this.budget.tick();
       if (form.startsWith("-")) continue;
       if (isFullyDynamic(form) || form.includes(DYNAMIC)) {
-        this.findings.add("SECRET", `\`${program}\` reads recursively a directory computed at run time`);
+        this.findings.readsSecret(`\`${program}\` reads recursively a directory computed at run time`);
         continue;
       }
       const pattern = collapseStars(
@@ -824,8 +843,7 @@ class ShellClassifier {
         const rule =
           sensitiveRuleForGlob(`${candidate}/*`, this.ctx) ?? sensitiveRuleForGlob(candidate, this.ctx);
         if (reachesHome || rule) {
-          this.findings.add(
-            "SECRET",
+          this.findings.readsSecret(
             `\`${program}\` reads ${word.source} recursively, which may include ${rule?.why ?? "credential files in HOME"}`,
           );
           continue;
@@ -833,8 +851,7 @@ class ShellClassifier {
         // What the pattern names now, each read like a folder named literally.
         const expansion = expandOnDisk(candidate, () => this.budget.tick());
         if ("incomplete" in expansion) {
-          this.findings.add(
-            "SECRET",
+          this.findings.readsSecret(
             `\`${program}\` reads ${word.source} recursively, and the gate cannot check it (${expansion.incomplete})`,
           );
           continue;
@@ -861,8 +878,7 @@ class ShellClassifier {
     const home = this.ctx.home;
     const inHome = dir === home || isWithin(home, dir);
     if (inHome && hidden) {
-      this.findings.add(
-        "SECRET",
+      this.findings.readsSecret(
         `\`${program}\` reads ${word.source} recursively, including credential files in HOME`,
       );
       return;
@@ -880,7 +896,7 @@ class ShellClassifier {
             hidden,
             picked && globSelector(picked.globs, picked.caseInsensitive, dir),
           ));
-    if (why) this.findings.add("SECRET", `\`${program}\` reads ${word.source} recursively, including ${why}`);
+    if (why) this.findings.readsSecret(`\`${program}\` reads ${word.source} recursively, including ${why}`);
   }
 
   /**
@@ -888,18 +904,16 @@ class ShellClassifier {
    * carry git hooks, git config or other files later commands run, so it is a possible exit.
    */
   private treeWrite(dir: ShellWord | undefined, program: string, frame: Frame): void {
-    this.findings.writesUnknown = true;
+    this.findings.writesUnnamed();
     const target = dir ? this.resolveLiteral(dir, frame) : frame.cwd;
     if (target === undefined) {
-      this.findings.add("UNKNOWN", `\`${program}\` writes files into a directory computed at run time`);
-      this.findings.add("EXIT");
+      this.findings.writesUnlisted(`\`${program}\` writes files into a directory computed at run time`);
       return;
     }
     const canonical = canonicalIn(this.ctx, target);
     const tamper = tamperReasonFor(canonical, this.ctx, { ancestors: true });
-    if (tamper) this.findings.add("TAMPER", tamper);
-    this.findings.add(
-      "EXIT",
+    if (tamper) this.findings.changesGate(tamper);
+    this.findings.sends(
       `\`${program}\` writes files the gate cannot list into ${dir?.source ?? "the working directory"} (they may include git hooks or config that later commands run)`,
     );
   }
@@ -913,8 +927,7 @@ class ShellClassifier {
     const to = this.resolveLiteral(destination, frame);
     if (from === undefined || to === undefined) return this.treeWrite(destination, program, frame);
     if (path.basename(from) === ".git" || path.basename(to) === ".git")
-      return this.findings.add(
-        "EXIT",
+      return this.findings.sends(
         `\`${program}\` copies or replaces a git directory (its config and hooks run commands)`,
       );
     const sourceDir = canonicalIn(this.ctx, from);
@@ -923,18 +936,12 @@ class ShellClassifier {
     const copyTo = canonicalIn(this.ctx, target);
     const names = directoryNames(sourceDir, MAX_DIR_ENTRIES);
     if (path.basename(sourceDir) === ".git" || path.basename(copyTo) === ".git" || names.includes(".git"))
-      return this.findings.add(
-        "EXIT",
-        `\`${program}\` copies a git directory (its config and hooks run commands)`,
-      );
+      return this.findings.sends(`\`${program}\` copies a git directory (its config and hooks run commands)`);
     if (names.includes("HEAD") && names.includes("config") && names.includes("objects"))
-      return this.findings.add(
-        "EXIT",
-        `\`${program}\` copies a git repository (its config can run commands)`,
-      );
+      return this.findings.sends(`\`${program}\` copies a git repository (its config can run commands)`);
     for (const name of names) {
       const later = laterExecReasonFor(path.join(copyTo, name), this.ctx);
-      if (later) return this.findings.add("EXIT", `\`${program}\` ${later}`);
+      if (later) return this.findings.sends(`\`${program}\` ${later}`);
     }
   }
 
@@ -966,7 +973,7 @@ class ShellClassifier {
       }
       const canonical = canonicalIn(this.ctx, resolved);
       if (this.ctx.gateDirs.some((dir) => isWithin(canonical, dir)) && program !== "chat-ui-agent-policy")
-        this.findings.add("TAMPER", `runs the approval gate's own programs (${file.source})`);
+        this.findings.changesGate(`runs the approval gate's own programs (${file.source})`);
     }
     const run: LocalCodeRun = {
       kind,
@@ -986,7 +993,7 @@ class ShellClassifier {
         nested.cwd = cwd;
         if (!nested.cwds.includes(cwd)) nested.cwds.push(cwd);
         if (nested.depth > MAX_SCRIPT_DEPTH)
-          return this.findings.opaque(`${what}: nested too deep to inspect`);
+          return this.findings.undecidable(`${what}: nested too deep to inspect`);
         this.scanScript(script, nested);
       },
     });

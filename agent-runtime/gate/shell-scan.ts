@@ -1,7 +1,7 @@
 // The small interface the shell classifier hands each program analyzer (agent-runtime/gate/analyzers/). Analyzers
-// import only this module, shell-words.ts, shell-options.ts and gate-classes.ts: nothing imports back into the
+// import only this module, shell-words.ts, shell-options.ts and effects.ts: nothing imports back into the
 // classifier, so there is no cycle, and an analyzer can be tested with a recording Scan of its own.
-import type { Findings, LocalCodeKind } from "./gate-classes.ts";
+import type { Findings, LocalCodeKind } from "./effects.ts";
 import type { ShellWord } from "./shell-words.ts";
 
 /** How a program uses a path operand. */
@@ -90,6 +90,8 @@ export interface Scan {
   chdir(word: ShellWord | undefined): void;
   /** The absolute path a literal word names (`~` expanded, relative to cwd); undefined when computed. */
   resolve(word: ShellWord): string | undefined;
+  /** Whether something exists at `relative` (to the directory this command runs in); looks, never reads. */
+  exists(relative: string): boolean;
 }
 
 /** An analyzer decides what one program does with its arguments; it reports through `scan`, never returns. */

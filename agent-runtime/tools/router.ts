@@ -15,7 +15,6 @@ import type {
 import { loadPiPackage, loadPiPaths, type PiPaths, runningPiDir } from "../executor/pi-modules.ts";
 import {
   EXECUTOR_FD_ENV,
-  PATH_TOOLS,
   ROUTED_TOOLS,
   type RoutedTool,
   type SESSION_ENV_NAMES,
@@ -28,36 +27,28 @@ import { userBashRefusal } from "../policy/user-bash-rule.ts";
 import { verifyVetted, vettedApprovals } from "../vetted-content.ts";
 import { activeToolsWithoutOverrides } from "./active-tools.ts";
 import { type ExecutorCallError, ExecutorClient } from "./executor-client.ts";
+import { pathTool, TOOL_TABLE } from "./tool-table.ts";
 
 type Update = ((partial: AgentToolResult<unknown>) => void) | undefined;
 
 /** Pi's package, loaded when the gate is (a static import would run before the bundle's Node version guard). */
 type PiApi = typeof import("@earendil-works/pi-coding-agent");
 
-/** Pi's own definition of a built-in tool, with the options Pi's settings give it. */
+/** Pi's own definition of a built-in tool, with the options Pi's settings give it (the one tool table's factory). */
 function piDefinition(api: PiApi, tool: RoutedTool, cwd: string, options?: ToolOptions): ToolDefinition {
-  switch (tool) {
-    case "read":
-      return api.createReadToolDefinition(
-        cwd,
-        options ? { autoResizeImages: options.autoResizeImages } : undefined,
-      ) as ToolDefinition;
-    case "write":
-      return api.createWriteToolDefinition(cwd) as ToolDefinition;
-    case "edit":
-      return api.createEditToolDefinition(cwd) as ToolDefinition;
-    case "bash":
-      return api.createBashToolDefinition(
-        cwd,
-        options?.commandPrefix !== undefined ? { commandPrefix: options.commandPrefix } : undefined,
-      ) as ToolDefinition;
-    case "grep":
-      return api.createGrepToolDefinition(cwd) as ToolDefinition;
-    case "find":
-      return api.createFindToolDefinition(cwd) as ToolDefinition;
-    case "ls":
-      return api.createLsToolDefinition(cwd) as ToolDefinition;
-  }
+  return TOOL_TABLE[tool].create(api, cwd, {
+    ...(options?.commandPrefix !== undefined ? { commandPrefix: options.commandPrefix } : {}),
+    ...(options ? { autoResizeImages: options.autoResizeImages } : {}),
+    // Pi's own bash would add PI_SESSION_FILE, a path into Pi's private tree: never handed to the tools.
+    ...(tool === "bash" ? { bash: { spawnHook: withoutSessionFile } } : {}),
+  });
+}
+
+/** Pi's bash spawn context without the session file's path. */
+function withoutSessionFile<T extends { env: NodeJS.ProcessEnv }>(context: T): T {
+  const env = { ...context.env };
+  delete env.PI_SESSION_FILE;
+  return { ...context, env };
 }
 
 const CLIENTS = Symbol.for("chat-ui-agent.executor-clients");
@@ -140,7 +131,7 @@ export async function registerToolRouting(
     if (!client) throw new Error(`The tool executor is unavailable (${configError}). Nothing ran.`);
     const cwd = path.resolve(ctx.cwd);
     let sent = params;
-    if (PATH_TOOLS.has(tool) && typeof params.path === "string" && !path.isAbsolute(params.path)) {
+    if (pathTool(tool) && typeof params.path === "string" && !path.isAbsolute(params.path)) {
       // The gate writes the absolute path it decided on into the input. A relative path
       // here means it did not: resolve it as the gate would (Pi's function, the tools' HOME), so both agree.
       piPaths ??= loadPiPaths(piDir);
@@ -278,9 +269,8 @@ function sessionEnvironment(
 ): Partial<Record<(typeof SESSION_ENV_NAMES)[number], string>> {
   const env: Partial<Record<(typeof SESSION_ENV_NAMES)[number], string>> = {};
   try {
+    // Not the session file: that is a path into Pi's private tree (issue 17 item 8).
     env.PI_SESSION_ID = ctx.sessionManager.getSessionId();
-    const file = ctx.sessionManager.getSessionFile();
-    if (file) env.PI_SESSION_FILE = file;
   } catch {
     // no session manager (tests): nothing to expose
   }

@@ -1,7 +1,7 @@
 // A Scan that records what an analyzer asks of the classifier, so each analyzer is tested on its own (no parser,
 // no file system): which nested commands and scripts it hands back, which paths it checks and how.
 import path from "node:path";
-import { Findings, type LocalCodeKind } from "../../agent-runtime/gate/gate-classes.ts";
+import { Findings, type LocalCodeKind } from "../../agent-runtime/gate/effects.ts";
 import type {
   Analyzer,
   NestedCommand,
@@ -106,6 +106,9 @@ export function recordingScan(): { scan: Scan; record: Recorded } {
       record.forgotten.push(variable);
     },
 
+    exists() {
+      return false;
+    },
     resolve(word) {
       return word.literal ? path.resolve(CWD, word.text.replace(/^~(?=\/|$)/, HOME)) : undefined;
     },

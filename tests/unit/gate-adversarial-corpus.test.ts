@@ -51,6 +51,7 @@ test("every adversarial case is decided at or above its floor in auto (egress gu
       context,
       parser,
       paths,
+      egressGuard: "absent",
     });
     if (RANK[decision.decision] < RANK[item.floor]) {
       const list = below.get(item.family) ?? [];

@@ -30,7 +30,14 @@ test("at least 95% of everyday commands are allowed in auto with the egress guar
   };
   const asked: string[] = [];
   for (const command of EVERYDAY_COMMANDS) {
-    const decision = decide({ policy: "auto", toolName: "bash", input: { command }, context, parser });
+    const decision = decide({
+      policy: "auto",
+      toolName: "bash",
+      input: { command },
+      context,
+      parser,
+      egressGuard: "enforcing",
+    });
     if (decision.decision !== "allow")
       asked.push(`${JSON.stringify(command)} → ${decision.decision} (${decision.reasons.join("; ")})`);
   }

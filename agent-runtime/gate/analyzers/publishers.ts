@@ -12,8 +12,7 @@ export const SHIPPING_NAME = /(deploy|publish|release|upload|push|ship|promote|r
 function shippingTarget(call: ProgramCall, scan: Scan, targets: readonly ShellWord[]) {
   const target = targets.find((t) => !t.literal || SHIPPING_NAME.test(t.text));
   if (target)
-    scan.findings.add(
-      "EXIT",
+    scan.findings.sends(
       `\`${call.name} … ${target.literal ? target.text : "(computed)"}\` runs a script that may deploy or publish`,
     );
 }
@@ -213,7 +212,7 @@ const NPM_GLOBAL_WITH_VALUE = [
 
 const npm: Analyzer = (call, scan) => {
   const f = scan.findings;
-  if (onlyAsksVersion(call.args)) return f.add("READ");
+  if (onlyAsksVersion(call.args)) return f.reads();
   const parsed = parseArgs(call.args, {
     shortWithValue: "Cwpc",
     longWithValue: NPM_GLOBAL_WITH_VALUE,
@@ -223,12 +222,12 @@ const npm: Analyzer = (call, scan) => {
     return f.opaque("npm runs scripts with a shell, node options or config the command chose");
   exitOnComputedArguments(call, scan);
   for (const registry of parsed.values("registry"))
-    if (!registry.literal) f.add("EXIT", "npm talks to a registry computed at run time");
+    if (!registry.literal) f.sends("npm talks to a registry computed at run time");
   const [commandWord, ...rest] = parsed.operands;
-  if (!commandWord) return f.add("READ");
+  if (!commandWord) return f.reads();
   if (!commandWord.literal) return f.opaque("npm command computed at run time");
   const commands = npmCommand(commandWord.text);
-  if (commands.length === 0) return f.add("EXIT", `unknown npm command \`${commandWord.text}\``);
+  if (commands.length === 0) return f.sends(`unknown npm command \`${commandWord.text}\``);
   const cwd = parsed.values("prefix", "C").at(-1);
   for (const command of commands) npmRun(call, scan, command, NPM_COMMANDS[command] ?? "exit", rest, cwd);
 };
@@ -252,10 +251,10 @@ function npmRun(
   });
   switch (kind) {
     case "exit":
-      return f.add("EXIT", `\`npm ${command}\` publishes or changes the registry account`);
+      return f.sends(`\`npm ${command}\` publishes or changes the registry account`);
     case "script": {
       const target = command === "run" ? sub.operands[0] : syntheticWord(command);
-      if (!target) return f.add("READ"); // `npm run` lists scripts
+      if (!target) return f.reads(); // `npm run` lists scripts
       shippingTarget(call, scan, [target]);
       return scan.localCode("package-script", `npm ${command}`, [manifest], [target.text]);
     }
@@ -274,7 +273,7 @@ function npmRun(
       return packageRunner({ ...call, name: `npm ${command}` }, scan, rest);
     case "init": {
       const initializer = sub.operands[0];
-      if (!initializer) return f.add("WRITE", "npm init writes package.json");
+      if (!initializer) return f.writes("npm init writes package.json");
       const name = initializer.text.startsWith("@")
         ? initializer.text.replace(/^(@[^/]+)(\/?)/, "$1/create-")
         : `create-${initializer.text}`;
@@ -311,21 +310,20 @@ function npmRun(
           action === "ls" ||
           action === undefined
         )
-          f.add("SECRET", "npm config shows settings that can hold registry tokens");
-        return f.add("READ");
+          f.readsSecret("npm config shows settings that can hold registry tokens");
+        return f.reads();
       }
       if (action === "edit" || action === "fix")
-        return f.add("EXIT", `\`npm config ${action}\` can set script-shell, node-options or a registry`);
+        return f.sends(`\`npm config ${action}\` can set script-shell, node-options or a registry`);
       const risky = keys.find((k) => !HARMLESS_NPM_CONFIG.test(k.replace(/^--/, "")));
       if (risky !== undefined)
-        f.add(
-          "EXIT",
+        f.sends(
           `\`npm config ${action} ${risky}\` writes npm config other commands obey (script-shell, node-options, registry)`,
         );
-      return f.add("WRITE", "npm config writes .npmrc");
+      return f.writes("npm config writes .npmrc");
     }
     default:
-      f.add("WRITE", `\`npm ${command}\``);
+      f.writes(`\`npm ${command}\``);
       checkOperands(sub.operands, scan, "operand");
   }
 }
@@ -344,8 +342,7 @@ function configKeys(operands: readonly string[], pairs: boolean): string[] {
 
 /** A package name or spec given to an installer: a URL, git or file spec fetches code from where it says. */
 function packageSpec(spec: ShellWord, scan: Scan) {
-  if (!spec.literal)
-    return scan.findings.add("EXIT", `installs a package named at run time (${spec.source})`);
+  if (!spec.literal) return scan.findings.sends(`installs a package named at run time (${spec.source})`);
   if (/^(\.{0,2}\/|~|file:)/.test(spec.text)) scan.path(spec, "read");
 }
 
@@ -378,7 +375,7 @@ function packageRunner(call: ProgramCall, scan: Scan, args: readonly ShellWord[]
   let payload = parsed.operands;
   if (payload[0]?.text === "--") payload = payload.slice(1);
   const first = payload[0];
-  if (!first) return scan.findings.add("READ");
+  if (!first) return scan.findings.reads();
   if (!first.literal) return scan.findings.opaque(`\`${call.name}\` runs a package computed at run time`);
   const program = binName(first.text);
   if (program === undefined)
@@ -433,7 +430,7 @@ export function binName(spec: string): string | undefined {
 }
 
 const npx: Analyzer = (call, scan) => {
-  if (onlyAsksVersion(call.args)) return scan.findings.add("READ");
+  if (onlyAsksVersion(call.args)) return scan.findings.reads();
   exitOnComputedArguments(call, scan);
   packageRunner(call, scan, call.args);
 };
@@ -533,7 +530,7 @@ const PNPM_COMMANDS: Record<string, NpmKind> = {
 function scriptManager(commands: Record<string, NpmKind>): Analyzer {
   return (call, scan) => {
     const f = scan.findings;
-    if (onlyAsksVersion(call.args)) return f.add("READ");
+    if (onlyAsksVersion(call.args)) return f.reads();
     exitOnComputedArguments(call, scan);
     const parsed = parseArgs(call.args, {
       shortWithValue: "CFw",
@@ -548,7 +545,7 @@ function scriptManager(commands: Record<string, NpmKind>): Analyzer {
     const command = commandWord.text;
     if (call.name === "yarn") {
       if (command === "npm" && rest[0]?.text === "publish")
-        return f.add("EXIT", "`yarn npm publish` publishes a package");
+        return f.sends("`yarn npm publish` publishes a package");
       if (command === "workspaces" && rest[0]?.text === "foreach") {
         const inner = parseArgs(rest.slice(1), {
           shortWithValue: "jFx",
@@ -564,8 +561,7 @@ function scriptManager(commands: Record<string, NpmKind>): Analyzer {
         return f.opaque("`yarn plugin import` downloads and runs a plugin");
       if (command === "set" && rest[0]?.text === "version")
         return f.opaque("`yarn set version` downloads and runs another yarn");
-      if (command === "tag" || command === "npm")
-        return f.add("EXIT", `\`yarn ${command}\` changes the registry`);
+      if (command === "tag" || command === "npm") return f.sends(`\`yarn ${command}\` changes the registry`);
     }
     if (
       call.name === "pnpm" &&
@@ -575,7 +571,7 @@ function scriptManager(commands: Record<string, NpmKind>): Analyzer {
     const kind = commands[command];
     if (!kind) {
       const exit = Object.entries(commands).find(([name, k]) => k === "exit" && name.startsWith(command));
-      if (exit) return f.add("EXIT", `\`${call.name} ${command}\` may be an abbreviation of \`${exit[0]}\``);
+      if (exit) return f.sends(`\`${call.name} ${command}\` may be an abbreviation of \`${exit[0]}\``);
       shippingTarget(call, scan, [commandWord]);
       return scan.localCode(
         "package-script",
@@ -655,7 +651,7 @@ const YARN_COMMANDS: Record<string, NpmKind> = {
 
 const bun: Analyzer = (call, scan) => {
   const f = scan.findings;
-  if (onlyAsksVersion(call.args)) return f.add("READ");
+  if (onlyAsksVersion(call.args)) return f.reads();
   const parsed = parseArgs(call.args, {
     shortWithValue: "erp",
     longWithValue: ["eval", "print", "preload", "config", "cwd", "env-file", "filter"],
@@ -669,7 +665,7 @@ const bun: Analyzer = (call, scan) => {
   const command = commandWord.text;
   switch (command) {
     case "publish":
-      return f.add("EXIT", "`bun publish` publishes a package");
+      return f.sends("`bun publish` publishes a package");
     case "x":
       return packageRunner({ ...call, name: "bun x" }, scan, rest);
     case "create":
@@ -699,11 +695,11 @@ const bun: Analyzer = (call, scan) => {
     case "patch":
     case "info":
     case "why":
-      f.add("WRITE", `\`bun ${command}\``);
+      f.writes(`\`bun ${command}\``);
       return checkOperands(rest, scan, "operand");
     case "run": {
       const target = rest.find((o) => !o.text.startsWith("-"));
-      if (!target) return f.add("READ");
+      if (!target) return f.reads();
       return bunTarget(call, scan, target, rest.slice(rest.indexOf(target) + 1));
     }
     default:
@@ -726,7 +722,7 @@ function bunTarget(call: ProgramCall, scan: Scan, target: ShellWord, rest: reado
 
 const pip: Analyzer = (call, scan) => {
   const f = scan.findings;
-  if (onlyAsksVersion(call.args)) return f.add("READ");
+  if (onlyAsksVersion(call.args)) return f.reads();
   exitOnComputedArguments(call, scan);
   const parsed = parseArgs(call.args, {
     shortWithValue: "rcieCt",
@@ -762,9 +758,9 @@ const pip: Analyzer = (call, scan) => {
     ],
     abbreviations: true,
   });
-  if (parsed.has("proxy")) f.add("EXIT", "pip sends traffic through a proxy the command chose");
+  if (parsed.has("proxy")) f.sends("pip sends traffic through a proxy the command chose");
   const [command, ...rest] = parsed.operands;
-  if (!command) return f.add("READ");
+  if (!command) return f.reads();
   switch (command.text) {
     case "install":
     case "download":
@@ -777,16 +773,16 @@ const pip: Analyzer = (call, scan) => {
         const root = dir.text.replace(/^file:(\/\/)?/, "").replace(/\/+$/, "") || ".";
         scan.localCode("python", `pip ${command.text} (build backend)`, buildBackendFiles(root, dir.literal));
       }
-      return f.add("WRITE", `\`pip ${command.text}\``);
+      return f.writes(`\`pip ${command.text}\``);
     }
     case "config": {
       const action = rest[0]?.text;
       if (action && ["set", "unset", "edit"].includes(action))
-        return f.add("EXIT", `\`pip config ${action}\` changes where pip installs from`);
-      return f.add("READ");
+        return f.sends(`\`pip config ${action}\` changes where pip installs from`);
+      return f.reads();
     }
     default:
-      f.add("WRITE", `\`pip ${command.text}\``);
+      f.writes(`\`pip ${command.text}\``);
       checkOperands(rest, scan, "operand");
   }
 };
@@ -810,7 +806,7 @@ function uvBuildsProject(call: ProgramCall, scan: Scan, sub: string) {
 /** uv: `uv run` is a payload runner, `uv tool run`/`uvx` a package runner, `uv publish` an exit. */
 const uv: Analyzer = (call, scan) => {
   const f = scan.findings;
-  if (onlyAsksVersion(call.args)) return f.add("READ");
+  if (onlyAsksVersion(call.args)) return f.reads();
   exitOnComputedArguments(call, scan);
   const parsed = parseArgs(call.args, {
     longWithValue: [
@@ -830,20 +826,20 @@ const uv: Analyzer = (call, scan) => {
   });
   if (parsed.has("config-file")) return f.opaque("uv loads config the command chose");
   const [command, ...rest] = parsed.operands;
-  if (!command) return f.add("READ");
+  if (!command) return f.reads();
   switch (command.text) {
     case "publish":
-      return f.add("EXIT", "`uv publish` uploads a package");
+      return f.sends("`uv publish` uploads a package");
     case "pip":
       return scan.command([syntheticWord("pip"), ...rest]);
     case "tool":
       if (rest[0]?.text === "run")
         return packageRunner({ ...call, name: "uv tool run" }, scan, rest.slice(1));
-      return f.add("WRITE", "uv tool");
+      return f.writes("uv tool");
     case "sync":
     case "build":
       uvBuildsProject(call, scan, command.text);
-      return f.add("WRITE", `\`uv ${command.text}\``);
+      return f.writes(`\`uv ${command.text}\``);
     case "run":
       uvBuildsProject(call, scan, "run");
       return payloadRunner({ ...call, name: "uv run" }, scan, rest, [
@@ -859,7 +855,7 @@ const uv: Analyzer = (call, scan) => {
         "group",
       ]);
     default:
-      f.add("WRITE", `\`uv ${command.text}\``);
+      f.writes(`\`uv ${command.text}\``);
       checkOperands(rest, scan, "operand");
   }
 };
@@ -875,7 +871,7 @@ function payloadRunner(
   for (const file of parsed.values("env-file")) scan.path(file, "read");
   let payload = parsed.operands;
   if (payload[0]?.text === "--") payload = payload.slice(1);
-  if (payload.length === 0) return scan.findings.add("READ");
+  if (payload.length === 0) return scan.findings.reads();
   const first = payload[0];
   if (first && /\.py$/.test(first.text)) return scan.localCode("python", call.name, [first]);
   scan.command(payload);
@@ -885,7 +881,7 @@ function payloadRunner(
 function projectManager(runCommand: string): Analyzer {
   return (call, scan) => {
     const f = scan.findings;
-    if (onlyAsksVersion(call.args)) return f.add("READ");
+    if (onlyAsksVersion(call.args)) return f.reads();
     exitOnComputedArguments(call, scan);
     const parsed = parseArgs(call.args, {
       shortWithValue: "CPn",
@@ -893,7 +889,7 @@ function projectManager(runCommand: string): Analyzer {
       stopAtOperand: true,
     });
     const [command, ...rest] = parsed.operands;
-    if (!command) return f.add("READ");
+    if (!command) return f.reads();
     switch (command.text) {
       case runCommand:
         return payloadRunner({ ...call, name: `${call.name} ${runCommand}` }, scan, rest, [
@@ -904,7 +900,7 @@ function projectManager(runCommand: string): Analyzer {
         ]);
       case "publish":
       case "upload":
-        return f.add("EXIT", `\`${call.name} ${command.text}\` uploads a package`);
+        return f.sends(`\`${call.name} ${command.text}\` uploads a package`);
       case "shell":
       case "activate":
         return f.opaque(`\`${call.name} ${command.text}\` starts a shell`);
@@ -913,8 +909,8 @@ function projectManager(runCommand: string): Analyzer {
           rest.some((a) => !a.text.startsWith("-")) &&
           !rest.some((a) => a.text === "--list" || a.text === "list")
         )
-          return f.add("EXIT", `\`${call.name} config\` changes repositories or credentials`);
-        return f.add("READ");
+          return f.sends(`\`${call.name} config\` changes repositories or credentials`);
+        return f.reads();
       case "test":
         return scan.localCode("test-runner", `${call.name} test`, []);
       case "install":
@@ -923,10 +919,10 @@ function projectManager(runCommand: string): Analyzer {
         // The project itself is built and installed (unless told not to): its build backend runs.
         if (!call.args.some((a) => /^--no-(?:root|install-project|self)$/.test(a.text)))
           scan.localCode("python", `${call.name} ${command.text} (build backend)`, buildBackendFiles("."));
-        f.add("WRITE", `\`${call.name} ${command.text}\``);
+        f.writes(`\`${call.name} ${command.text}\``);
         return checkOperands(rest, scan, "operand");
       default:
-        f.add("WRITE", `\`${call.name} ${command.text}\``);
+        f.writes(`\`${call.name} ${command.text}\``);
         checkOperands(rest, scan, "operand");
     }
   };
@@ -941,13 +937,13 @@ function subcommandExits(
 ): Analyzer {
   return (call, scan) => {
     const f = scan.findings;
-    if (onlyAsksVersion(call.args)) return f.add("READ");
+    if (onlyAsksVersion(call.args)) return f.reads();
     exitOnComputedArguments(call, scan);
     const operands = call.args.filter((a) => !a.text.startsWith("-"));
     if (extra?.(call, scan, operands)) return;
     const shipping = operands.find((a) => exits.includes(a.text));
-    if (shipping) f.add("EXIT", `\`${call.name} ${shipping.text}\` publishes, uploads or deploys`);
-    f.add("WRITE", `runs \`${call.name}\``);
+    if (shipping) f.sends(`\`${call.name} ${shipping.text}\` publishes, uploads or deploys`);
+    f.writes(`runs \`${call.name}\``);
     checkOperands(call.args, scan, "operand");
   };
 }
@@ -959,7 +955,7 @@ const cargo = subcommandExits(["publish", "login", "owner", "yank", "logout"], (
     return true;
   }
   if (sub === "config" && operands[1]?.text === "set") {
-    scan.findings.add("EXIT", "`cargo config set` writes config other builds obey");
+    scan.findings.sends("`cargo config set` writes config other builds obey");
     return true;
   }
   return false;
@@ -982,7 +978,7 @@ function runsCompiled(goals: RegExp) {
 
 const go: Analyzer = (call, scan) => {
   const f = scan.findings;
-  if (onlyAsksVersion(call.args)) return f.add("READ");
+  if (onlyAsksVersion(call.args)) return f.reads();
   exitOnComputedArguments(call, scan);
   const [sub, ...rest] = call.args;
   if (rest.some((a) => /^-(toolexec|exec)(=|$)/.test(a.text)))
@@ -994,21 +990,21 @@ const go: Analyzer = (call, scan) => {
       return scan.localCode("task-runner", "go generate", [], ["generate"]);
     case "run": {
       const file = rest.find((a) => !a.text.startsWith("-"));
-      return file ? scan.localCode("interpreter", "go run", [file]) : f.add("WRITE", "go run");
+      return file ? scan.localCode("interpreter", "go run", [file]) : f.writes("go run");
     }
     case "env":
       if (rest.some((a) => a.text === "-w" || a.text === "-u"))
-        return f.add("EXIT", "`go env -w` writes settings other go commands obey (GOFLAGS, GOPROXY)");
-      return f.add("READ");
+        return f.sends("`go env -w` writes settings other go commands obey (GOFLAGS, GOPROXY)");
+      return f.reads();
     default:
-      f.add("WRITE", `\`go ${sub?.text ?? ""}\``);
+      f.writes(`\`go ${sub?.text ?? ""}\``);
       checkOperands(rest, scan, "operand");
   }
 };
 
 const docker: Analyzer = (call, scan) => {
   const f = scan.findings;
-  if (onlyAsksVersion(call.args)) return f.add("READ");
+  if (onlyAsksVersion(call.args)) return f.reads();
   exitOnComputedArguments(call, scan);
   const parsed = parseArgs(call.args, {
     shortWithValue: "Hcl",
@@ -1016,22 +1012,19 @@ const docker: Analyzer = (call, scan) => {
     stopAtOperand: true,
   });
   if (parsed.has("H", "host"))
-    f.add(
-      "EXIT",
-      `\`${call.name}\` talks to a daemon the command chose (the build context and data go there)`,
-    );
+    f.sends(`\`${call.name}\` talks to a daemon the command chose (the build context and data go there)`);
   if (parsed.has("config")) f.opaque(`\`${call.name}\` loads config the command chose`);
   let [sub, ...rest] = parsed.operands;
   if (sub && ["image", "container", "buildx", "builder", "compose"].includes(sub.text) && rest[0]) {
     if (sub.text === "compose" && rest[0].text === "push")
-      return f.add("EXIT", "`docker compose push` pushes images");
+      return f.sends("`docker compose push` pushes images");
     [sub, ...rest] = rest;
   }
   switch (sub?.text) {
     case "push":
     case "login":
-      if (sub.text === "login") f.add("SECRET", `\`${call.name} login\` uses registry credentials`);
-      return f.add("EXIT", `\`${call.name} ${sub.text}\` publishes, uploads or deploys`);
+      if (sub.text === "login") f.readsSecret(`\`${call.name} login\` uses registry credentials`);
+      return f.sends(`\`${call.name} ${sub.text}\` publishes, uploads or deploys`);
     case "build":
       if (
         rest.some(
@@ -1039,8 +1032,8 @@ const docker: Analyzer = (call, scan) => {
             a.text === "--push" || /^--output=.*type=registry/.test(a.text) || /^--(secret|ssh)/.test(a.text),
         )
       )
-        f.add("EXIT", `\`${call.name} build\` pushes the image or passes secrets into it`);
-      return f.add("WRITE", `\`${call.name} build\` runs the Dockerfile's steps`);
+        f.sends(`\`${call.name} build\` pushes the image or passes secrets into it`);
+      return f.writes(`\`${call.name} build\` runs the Dockerfile's steps`);
     case "run":
     case "exec":
     case "create": {
@@ -1086,8 +1079,7 @@ const docker: Analyzer = (call, scan) => {
         spec.values("pid", "ipc", "network").some((v) => v.text === "host") ||
         spec.values("v", "volume", "mount").some((v) => /(^|=)\/(:|,|$)|docker\.sock/.test(v.text))
       )
-        f.add(
-          "EXIT",
+        f.sends(
           `\`${call.name} ${sub.text}\` gives the container the host (privileged, host namespaces or the root file system)`,
         );
       for (const file of spec.values("env-file")) scan.path(file, "read");
@@ -1110,15 +1102,15 @@ const docker: Analyzer = (call, scan) => {
         scan.recursiveRead(word, `${call.name} ${sub.text} -v`);
       }
       if (spec.has("p", "publish", "P", "publish-all"))
-        f.add("EXIT", `\`${call.name} ${sub.text}\` publishes ports`);
+        f.sends(`\`${call.name} ${sub.text}\` publishes ports`);
       const payload = spec.operands.slice(1);
       if (payload.length > 0) scan.command(payload);
-      return f.add("WRITE", `\`${call.name} ${sub.text}\` runs a container`);
+      return f.writes(`\`${call.name} ${sub.text}\` runs a container`);
     }
     case "cp":
-      return f.add("WRITE", `\`${call.name} cp\` copies files to or from a container`);
+      return f.writes(`\`${call.name} cp\` copies files to or from a container`);
     default:
-      f.add("WRITE", `runs \`${call.name} ${sub?.text ?? ""}\``);
+      f.writes(`runs \`${call.name} ${sub?.text ?? ""}\``);
   }
 };
 
@@ -1144,7 +1136,7 @@ const KUBECTL_READS = new Set([
 
 const kubectl: Analyzer = (call, scan) => {
   const f = scan.findings;
-  if (onlyAsksVersion(call.args)) return f.add("READ");
+  if (onlyAsksVersion(call.args)) return f.reads();
   exitOnComputedArguments(call, scan);
   const operands = call.args.filter((a) => !a.text.startsWith("-"));
   const sub = operands[0]?.text;
@@ -1153,16 +1145,16 @@ const kubectl: Analyzer = (call, scan) => {
       operands[1]?.text === "view" &&
       call.args.some((a) => a.text === "--raw" || a.text.startsWith("--flatten"))
     )
-      return f.add("SECRET", "kubectl config view --raw shows cluster credentials");
+      return f.readsSecret("kubectl config view --raw shows cluster credentials");
     if (
       operands[1] &&
       !["view", "get-contexts", "current-context", "get-clusters", "get-users"].includes(operands[1].text)
     )
-      return f.add("EXIT", "kubectl config changes which cluster later commands reach");
-    return f.add("READ");
+      return f.sends("kubectl config changes which cluster later commands reach");
+    return f.reads();
   }
-  if (sub === undefined || KUBECTL_READS.has(sub)) return f.add("READ");
-  f.add("EXIT", `\`${call.name} ${sub}\` changes or reaches into a cluster`);
+  if (sub === undefined || KUBECTL_READS.has(sub)) return f.reads();
+  f.sends(`\`${call.name} ${sub}\` changes or reaches into a cluster`);
 };
 
 const gh: Analyzer = (call, scan) => {
@@ -1174,8 +1166,8 @@ const gh: Analyzer = (call, scan) => {
     group === "auth" &&
     (action === "token" || call.args.some((a) => a.text === "--show-token" || a.text === "-t"))
   )
-    return f.add("SECRET", "`gh auth` prints the GitHub token");
-  if (group === "api") return f.add("EXIT", "`gh api` can write to GitHub");
+    return f.readsSecret("`gh auth` prints the GitHub token");
+  if (group === "api") return f.sends("`gh api` can write to GitHub");
   if (group === "extension" && action && ["install", "upgrade", "exec"].includes(action))
     return f.opaque("`gh extension` downloads or runs extension code");
   const readActions = new Set([
@@ -1217,22 +1209,22 @@ const gh: Analyzer = (call, scan) => {
     "attestation",
   ];
   if (group && remoteGroups.includes(group) && (!action || !readActions.has(action))) {
-    if (group === "config" && action === "get") return f.add("READ");
+    if (group === "config" && action === "get") return f.reads();
     if (group === "alias" || group === "config")
-      return f.add("EXIT", `\`gh ${group} ${action ?? ""}\` changes commands or settings gh runs later`);
-    return f.add("EXIT", `\`gh ${group}${action ? ` ${action}` : ""}\` changes GitHub`);
+      return f.sends(`\`gh ${group} ${action ?? ""}\` changes commands or settings gh runs later`);
+    return f.sends(`\`gh ${group}${action ? ` ${action}` : ""}\` changes GitHub`);
   }
   checkOperands(call.args, scan, "read");
-  f.add("READ");
+  f.reads();
 };
 
 const huggingface: Analyzer = (call, scan) => {
   const f = scan.findings;
-  if (onlyAsksVersion(call.args)) return f.add("READ");
+  if (onlyAsksVersion(call.args)) return f.reads();
   exitOnComputedArguments(call, scan);
   const operands = call.args.filter((a) => !a.text.startsWith("-")).map((a) => a.text);
   if (operands.includes("token") || (operands[0] === "auth" && operands[1] !== "whoami"))
-    f.add("SECRET", "prints or stores the Hugging Face token");
+    f.readsSecret("prints or stores the Hugging Face token");
   const shipping = [
     "upload",
     "upload-large-folder",
@@ -1248,8 +1240,8 @@ const huggingface: Analyzer = (call, scan) => {
     "collections",
     "inference-endpoints",
   ].find((s) => operands.includes(s));
-  if (shipping) return f.add("EXIT", `\`${call.name} ${shipping}\` publishes, uploads or deploys`);
-  f.add("READ");
+  if (shipping) return f.sends(`\`${call.name} ${shipping}\` publishes, uploads or deploys`);
+  f.reads();
 };
 
 const twine = subcommandExits(["upload", "register"]);
