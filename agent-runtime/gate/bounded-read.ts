@@ -70,3 +70,61 @@ export function readBoundedText(file: string, max: number): string | undefined {
   const read = readBounded(file, max);
   return read.ok ? read.bytes.toString("utf8") : undefined;
 }
+
+/**
+ * A regular file opened once, non-blocking, for reads at offsets (a git pack, an archive): at most `maxSize`
+ * bytes long, at most `maxRead` bytes read in all. Undefined when it is not a readable regular file in bounds.
+ */
+export class BoundedFile {
+  readonly size: number;
+  private readonly fd: number;
+  private remaining: number;
+
+  private constructor(fd: number, size: number, maxRead: number) {
+    this.fd = fd;
+    this.size = size;
+    this.remaining = maxRead;
+  }
+
+  static open(file: string, maxSize: number, maxRead: number): BoundedFile | ReadProblem {
+    let fd: number;
+    try {
+      fd = openSync(file, OPEN_FLAGS);
+    } catch (error) {
+      const code = (error as NodeJS.ErrnoException).code;
+      return code === "ENOENT" || code === "ENOTDIR" ? "missing" : "unreadable";
+    }
+    try {
+      const stat = fstatSync(fd);
+      if (!stat.isFile()) throw Object.assign(new Error(), { problem: "not_a_file" });
+      if (stat.size > maxSize) throw Object.assign(new Error(), { problem: "too_large" });
+      return new BoundedFile(fd, stat.size, maxRead);
+    } catch (error) {
+      closeSync(fd);
+      return ((error as { problem?: ReadProblem }).problem ?? "unreadable") as ReadProblem;
+    }
+  }
+
+  /** Up to `length` bytes at `offset` (fewer at the end of the file); throws past the read budget. */
+  readAt(offset: number, length: number): Buffer {
+    const wanted = Math.max(0, Math.min(length, this.size - offset));
+    if (wanted > this.remaining) throw new Error("read budget exhausted");
+    this.remaining -= wanted;
+    const buffer = Buffer.allocUnsafe(wanted);
+    let done = 0;
+    while (done < wanted) {
+      const n = readSync(this.fd, buffer, done, wanted - done, offset + done);
+      if (n === 0) break;
+      done += n;
+    }
+    return buffer.subarray(0, done);
+  }
+
+  close(): void {
+    try {
+      closeSync(this.fd);
+    } catch {
+      // already closed
+    }
+  }
+}

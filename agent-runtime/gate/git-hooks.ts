@@ -192,6 +192,14 @@ type Repository =
 
 const repositoryOf = oncePerDecision((start) => findRepository(start));
 
+/** The repository git finds from `start` (worktree, git dir, common dir), once per decision. */
+export function gitRepository(
+  start: string,
+  ctx: PathContext,
+): { worktree: string; gitDir: string; commonDir: string } | { unknown: string } | { repository: false } {
+  return repositoryOf(start, ctx);
+}
+
 /** The nearest `.git` at or above `start` (a folder, or a gitfile naming one), as git discovers it. */
 function findRepository(start: string): Repository {
   let dir = path.resolve(start);

@@ -1,12 +1,16 @@
 // Tool paths resolved by Pi's own code: the installed Pi's path functions (file:// URLs, %xx escapes, "@",
 // unicode spaces, "~", read's macOS name variants), loaded from the Pi package by file URL so they are the very
 // module Pi's tools import. Never a re-implementation: the gate must decide on the file Pi will really open.
-import { readFileSync, realpathSync } from "node:fs";
+import { realpathSync } from "node:fs";
 import { createRequire } from "node:module";
 import path from "node:path";
 import { pathToFileURL } from "node:url";
 import { findPiInstall, PI_PACKAGE, PI_VERSION } from "../pi-install.ts";
 import { pathTool } from "../tools/tool-table.ts";
+import { readBoundedText } from "./bounded-read.ts";
+
+/** A package.json larger than this is not Pi's. */
+const MAX_MANIFEST = 256 * 1024;
 
 interface NormalizeOptions {
   normalizeUnicodeSpaces?: boolean;
@@ -184,7 +188,9 @@ function packageAbove(file: string): string | undefined {
   }
   for (let depth = 0; depth < 8; depth++) {
     try {
-      const manifest = JSON.parse(readFileSync(path.join(dir, "package.json"), "utf8")) as { name?: unknown };
+      const manifest = JSON.parse(readBoundedText(path.join(dir, "package.json"), MAX_MANIFEST) ?? "") as {
+        name?: unknown;
+      };
       if (manifest.name === PI_PACKAGE) return dir;
     } catch {
       // no package.json here: keep walking up
@@ -197,7 +203,7 @@ function packageAbove(file: string): string | undefined {
 }
 
 function readVersion(packageDir: string): string {
-  const manifest = JSON.parse(readFileSync(path.join(packageDir, "package.json"), "utf8")) as {
+  const manifest = JSON.parse(readBoundedText(path.join(packageDir, "package.json"), MAX_MANIFEST) ?? "") as {
     version?: unknown;
   };
   return typeof manifest.version === "string" ? manifest.version : "unknown";

@@ -3,17 +3,20 @@
 // command is decoded into words and handed to the analyzer its program name maps to (analyzers/table.ts),
 // through the Scan interface (shell-scan.ts). Whatever cannot be seen statically, or exceeds the bounds in
 // shell-limits.ts, counts as UNKNOWN (a possible exit and secret read).
-import { existsSync, lstatSync, opendirSync, readFileSync } from "node:fs";
+import { existsSync, lstatSync, opendirSync } from "node:fs";
 import path from "node:path";
 import type { Parser, Tree } from "web-tree-sitter";
 import { checkOperands, unlistedProgram } from "./analyzers/common.ts";
 import { analyzerFor, isListedProgram } from "./analyzers/table.ts";
+import { archiveMembers, memberDestination, patchTargets, substitution } from "./archive-members.ts";
+import { readBounded, readBoundedText } from "./bounded-read.ts";
 import { isCredentialVariable } from "./credential-variables.ts";
-import { expandOnDisk, findSensitiveBelow, globSelector } from "./disk-walk.ts";
+import { expandOnDisk, findSensitiveBelow, globSelector, listTree } from "./disk-walk.ts";
 import { Findings, type LocalCodeHook, type LocalCodeKind, type LocalCodeRun } from "./effects.ts";
 import { compileGlob, globMatchCompiled, hasGlob } from "./glob-match.ts";
 import { canonicalIn, expandTilde, isWithin, type PathContext } from "./path-context.ts";
 import { laterExecReasonFor, POLICY_DIR, tamperReasonFor } from "./protected-paths.ts";
+import { repositorySecret, revisionWritesGate } from "./repository-content.ts";
 import { commandLineGlobOverrides } from "./search-excludes.ts";
 import {
   sensitiveContainerFor,
@@ -31,7 +34,14 @@ import {
   MAX_WRAPPER_DEPTH,
 } from "./shell-limits.ts";
 import { parseWithDeadline } from "./shell-parser.ts";
-import type { NestedCommand, PathAccess, ProgramCall, Scan } from "./shell-scan.ts";
+import type {
+  ContentRequest,
+  ExtractOptions,
+  NestedCommand,
+  PathAccess,
+  ProgramCall,
+  Scan,
+} from "./shell-scan.ts";
 import {
   DYNAMIC,
   decodeWord,
@@ -346,7 +356,21 @@ class ShellClassifier {
     this.budget.tick(argumentNodes.length + ((node.endIndex - node.startIndex) >> 8));
     const words = decodeWords([nameNode, ...argumentNodes], frame.vars, this.decodeOptions(frame));
     const ownStdin = node.namedChildren.some((c) => c?.type === "herestring_redirect");
-    this.analyze(words, frame, stdinIsData || ownStdin);
+    this.analyze(words, frame, stdinIsData || ownStdin, this.stdinFile(node, frame));
+  }
+
+  /** The file a command reads on stdin (`patch < x.diff`), when a literal `<` redirect gives one. */
+  private stdinFile(node: import("web-tree-sitter").Node, frame: Frame): ShellWord | undefined {
+    const parent = node.parent;
+    if (parent?.type !== "redirected_statement") return undefined;
+    for (const child of parent.namedChildren) {
+      if (child?.type !== "file_redirect") continue;
+      const operator = child.children.find((c) => c && !c.isNamed)?.text;
+      const destination = child.childForFieldName("destination");
+      if (operator === "<" && destination)
+        return decodeWord(destination, frame.vars, this.decodeOptions(frame));
+    }
+    return undefined;
   }
 
   private visitAssignment(node: import("web-tree-sitter").Node, frame: Frame, commandPrefix: boolean): void {
@@ -493,7 +517,12 @@ class ShellClassifier {
 
   // ---- commands ----
 
-  private analyze(words: readonly ShellWord[], frame: Frame, stdinIsData: boolean): void {
+  private analyze(
+    words: readonly ShellWord[],
+    frame: Frame,
+    stdinIsData: boolean,
+    stdinFile?: ShellWord,
+  ): void {
     const first = words[0];
     if (!first) return;
     this.budget.tick(words.length);
@@ -520,7 +549,13 @@ class ShellClassifier {
         words.slice(1).map((w) => w.text),
         frame,
       );
-    const call: ProgramCall = { name, invokedAs, args: words.slice(1), stdinIsData };
+    const call: ProgramCall = {
+      name,
+      invokedAs,
+      args: words.slice(1),
+      stdinIsData,
+      ...(stdinFile ? { stdinFile } : {}),
+    };
     const analyzer = analyzerFor(name);
     if (analyzer === unlistedProgram && localFile) {
       // A local file run by path: the inspection of that file decides; its operands are still paths.
@@ -614,6 +649,13 @@ class ShellClassifier {
       },
       resolve: (word) => this.resolveLiteral(word, frame),
       exists: (relative) => existsSync(path.resolve(frame.cwd, relative)),
+      repositoryRead: (request, pathspecs, where) => this.repositoryRead(request, pathspecs, where, frame),
+      extractArchive: (archive, into, program, options) =>
+        this.extractArchive(archive, into, program, options ?? {}, frame),
+      printArchive: (archive, program) => this.printArchive(archive, program, frame),
+      applyPatch: (patch, into, program, strip) => this.applyPatch(patch, into, program, strip, frame),
+      repositoryCheckout: (revisions, pathspecs, where) =>
+        this.repositoryCheckout(revisions, pathspecs, where, frame),
     };
   }
 
@@ -692,7 +734,7 @@ class ShellClassifier {
           ? [path.normalize(pattern)]
           : frame.cwds.map((dir) => path.resolve(dir, pattern));
       for (const candidate of candidates) {
-        if (hasGlob(candidate)) this.patternPath(candidate, access, word);
+        if (hasGlob(candidate)) this.patternPath(candidate, access, word, rawForm.includes(DYNAMIC));
         else this.literalPath(canonicalIn(this.ctx, candidate), access, word);
       }
     }
@@ -706,7 +748,7 @@ class ShellClassifier {
     } else if (access === "operand") this.findings.writesUnnamed();
   }
 
-  private patternPath(pattern: string, access: PathAccess, word: ShellWord): void {
+  private patternPath(pattern: string, access: PathAccess, word: ShellWord, computed: boolean): void {
     const glob = compileGlob(pattern);
     if (access !== "stat" && access !== "delete") {
       const rule =
@@ -715,14 +757,40 @@ class ShellClassifier {
         this.findings.readsSecret(`may ${access === "write" ? "write" : "read"} ${rule.why}: ${word.source}`);
       else if (access !== "write") this.patternOnDisk(pattern, word);
     }
-    if (access === "write") {
+    // A glob (not a computed part) names the files that exist now: judged by each of them.
+    if (access === "write" && (computed || !this.writesMatches(pattern)))
       this.findings.writesUnlisted(`writes to paths chosen at run time (${word.source})`);
-    }
     if (access === "write" || access === "delete" || access === "operand") {
       const probes = this.gateProbes(access === "delete");
       if (probes.some((probe) => globMatchCompiled(glob, probe)))
         this.findings.writesUnlisted(`may change the approval gate's files (${word.source})`);
     }
+  }
+
+  /**
+   * The files a write pattern names now, each checked as a written path (`**`, which the program expands itself,
+   * stands for everything below the folder before it). False when they cannot all be listed.
+   */
+  private writesMatches(pattern: string): boolean {
+    if (!path.isAbsolute(pattern)) return false;
+    const parts = pattern.split("/");
+    const globAt = parts.findIndex((part) => hasGlob(part));
+    if (parts.slice(globAt).includes("**")) {
+      const root = parts.slice(0, globAt).join("/") || "/";
+      const listed = listTree(root, () => this.budget.tick());
+      if ("incomplete" in listed) return false;
+      this.findings.wrote(root);
+      for (const entry of listed.entries)
+        if (!this.checkWritten(path.join(root, entry), "a pattern")) return true;
+      return true;
+    }
+    const expansion = expandOnDisk(pattern, () => this.budget.tick());
+    if ("incomplete" in expansion) return false;
+    for (const match of expansion.paths) {
+      if (path.basename(match) === "." || path.basename(match) === "..") continue;
+      if (!this.checkWritten(canonicalIn(this.ctx, match), "a pattern")) return true;
+    }
+    return true;
   }
 
   /** The files a read pattern names now (bash expands it against the same tree): any credential among them. */
@@ -756,7 +824,7 @@ class ShellClassifier {
       const tamper = tamperReasonFor(file, this.ctx);
       if (tamper) this.findings.changesGate(tamper);
       const later = laterExecReasonFor(file, this.ctx);
-      if (later) this.findings.sends(later);
+      if (later) this.findings.writesRunsLater(later, file);
       if (access === "write") {
         const rule = sensitiveRuleFor(file, this.ctx);
         if (rule) this.findings.readsSecret(`writes ${rule.why}: ${shown}`);
@@ -919,30 +987,181 @@ class ShellClassifier {
   }
 
   /**
-   * A directory tree copied or moved to `destination` (cp -r, mv, rsync): the files it writes are the source's,
-   * so look at the source's top level for a git directory or files other programs run later.
+   * A directory tree copied or moved to `destination` (cp -r, mv, rsync): decided by the paths it writes. Each
+   * entry of the source (a bounded walk) lands at a destination path, checked like any written path: the gate's
+   * own files (blocked), files other programs run later, and the command's written set (code run afterwards).
    */
   private treeCopy(source: ShellWord, destination: ShellWord, program: string, frame: Frame) {
     const from = this.resolveLiteral(source, frame);
     const to = this.resolveLiteral(destination, frame);
     if (from === undefined || to === undefined) return this.treeWrite(destination, program, frame);
-    if (path.basename(from) === ".git" || path.basename(to) === ".git")
-      return this.findings.sends(
-        `\`${program}\` copies or replaces a git directory (its config and hooks run commands)`,
-      );
     const sourceDir = canonicalIn(this.ctx, from);
     if (!isDirectory(sourceDir)) return;
-    const target = isDirectory(canonicalIn(this.ctx, to)) ? path.join(to, path.basename(from)) : to;
-    const copyTo = canonicalIn(this.ctx, target);
-    const names = directoryNames(sourceDir, MAX_DIR_ENTRIES);
-    if (path.basename(sourceDir) === ".git" || path.basename(copyTo) === ".git" || names.includes(".git"))
-      return this.findings.sends(`\`${program}\` copies a git directory (its config and hooks run commands)`);
-    if (names.includes("HEAD") && names.includes("config") && names.includes("objects"))
-      return this.findings.sends(`\`${program}\` copies a git repository (its config can run commands)`);
-    for (const name of names) {
-      const later = laterExecReasonFor(path.join(copyTo, name), this.ctx);
-      if (later) return this.findings.sends(`\`${program}\` ${later}`);
+    // `cp -r src/. dst` and `rsync src/ dst` copy the contents; otherwise an existing folder receives src itself.
+    const contents = /\/\.$/.test(source.text) || (program === "rsync" && source.text.endsWith("/"));
+    const landing =
+      !contents && isDirectory(canonicalIn(this.ctx, to)) ? path.join(to, path.basename(from)) : to;
+    const copyTo = canonicalIn(this.ctx, landing);
+    const listed = listTree(sourceDir, () => this.budget.tick());
+    if ("incomplete" in listed) {
+      this.findings.writesUnlisted(
+        `\`${program}\` copies ${source.source}, which the gate cannot list (${listed.incomplete})`,
+        copyTo,
+      );
+      return;
     }
+    this.checkWritten(copyTo, program);
+    for (const entry of listed.entries) {
+      if (!this.checkWritten(path.join(copyTo, entry), program)) return;
+    }
+  }
+
+  /** The archive's members, or why the gate cannot list them. */
+  private membersOf(
+    archive: ShellWord | undefined,
+    frame: Frame,
+  ): { members: string[] } | { unknown: string } {
+    if (!archive) return { unknown: "it reads the archive from stdin" };
+    const file = this.resolveLiteral(archive, frame);
+    if (file === undefined) return { unknown: "the archive is named at run time" };
+    return archiveMembers(canonicalIn(this.ctx, file), () => this.budget.tick());
+  }
+
+  /** Extraction, decided by where each member lands (the gate's files: blocked; files run later: asked). */
+  private extractArchive(
+    archive: ShellWord | undefined,
+    into: ShellWord | undefined,
+    program: string,
+    options: ExtractOptions,
+    frame: Frame,
+  ): void {
+    const listed = this.membersOf(archive, frame);
+    const target = into ? this.resolveLiteral(into, frame) : frame.cwd;
+    const transforms = (options.transforms ?? []).map((word) =>
+      word.literal ? substitution(word.text) : undefined,
+    );
+    if ("unknown" in listed || target === undefined || transforms.some((t) => t === undefined)) {
+      if ("unknown" in listed) this.findings.writes(`\`${program}\` cannot be listed: ${listed.unknown}`);
+      this.treeWrite(into, program, frame);
+      return;
+    }
+    this.findings.writesUnnamed();
+    const root = canonicalIn(this.ctx, target);
+    const transform = (name: string) => transforms.reduce((current, t) => (t ? t(current) : current), name);
+    for (const member of listed.members) {
+      const landing = memberDestination(member, root, { ...options, transform });
+      if (landing !== undefined && !this.checkWritten(canonicalIn(this.ctx, landing), program)) return;
+    }
+  }
+
+  /** Members printed to stdout: a read of the files inside (credential names among them ask). */
+  private printArchive(archive: ShellWord | undefined, program: string, frame: Frame): void {
+    const listed = this.membersOf(archive, frame);
+    if ("unknown" in listed) {
+      this.findings.readsSecret(`\`${program}\` prints an archive the gate cannot list (${listed.unknown})`);
+      return;
+    }
+    for (const member of listed.members) {
+      const rule = sensitiveRuleByName(path.resolve(frame.cwd, member.replace(/^\/+/, "")), this.ctx);
+      if (rule) {
+        this.findings.readsSecret(`\`${program}\` prints ${member} from the archive (${rule.why})`);
+        return;
+      }
+    }
+    this.findings.reads();
+  }
+
+  /** A patch, decided by the files it names (relative to `into`). */
+  private applyPatch(
+    patch: ShellWord | undefined,
+    into: ShellWord | undefined,
+    program: string,
+    strip: number | undefined,
+    frame: Frame,
+  ): void {
+    const file = patch ? this.resolveLiteral(patch, frame) : undefined;
+    const target = into ? this.resolveLiteral(into, frame) : frame.cwd;
+    const read = file === undefined ? undefined : readBounded(canonicalIn(this.ctx, file), 8 * 1024 * 1024);
+    if (!read?.ok || target === undefined) {
+      this.treeWrite(into, program, frame);
+      return;
+    }
+    this.findings.writesUnnamed();
+    for (const name of patchTargets(read.bytes.toString("utf8"), strip)) {
+      const landing = canonicalIn(this.ctx, path.resolve(target, name));
+      if (!this.checkWritten(landing, program)) return;
+    }
+  }
+
+  /** History, the index, a stash or a revision printed or copied: a read of the files inside (repository-content.ts). */
+  private repositoryRead(
+    request: ContentRequest,
+    pathspecs: readonly ShellWord[],
+    where: ShellWord | undefined,
+    frame: Frame,
+  ): void {
+    const start = where ? this.resolveLiteral(where, frame) : frame.cwd;
+    const computed = pathspecs.find((word) => !word.literal);
+    if (start === undefined || computed) {
+      this.findings.readsSecret("git prints repository content chosen at run time");
+      return;
+    }
+    const verdict = repositorySecret(
+      canonicalIn(this.ctx, start),
+      this.ctx,
+      request,
+      pathspecs.map((word) => word.text),
+      () => this.budget.tick(),
+    );
+    if ("found" in verdict)
+      this.findings.readsSecret(
+        `git prints files from the repository (${request.what}) that include ${verdict.found}`,
+      );
+    else if ("unknown" in verdict)
+      this.findings.readsSecret(
+        `git prints files from the repository (${request.what}) that the gate cannot list (${verdict.unknown})`,
+      );
+    else this.findings.reads();
+  }
+
+  /** A checkout, reset, merge or stash pop: decided by the paths the revisions hold (the gate's own files). */
+  private repositoryCheckout(
+    revisions: readonly ShellWord[],
+    pathspecs: readonly ShellWord[],
+    where: ShellWord | undefined,
+    frame: Frame,
+  ): void {
+    const start = where ? this.resolveLiteral(where, frame) : frame.cwd;
+    if (start === undefined || revisions.some((w) => !w.literal) || pathspecs.some((w) => !w.literal)) {
+      this.findings.writesUnlisted("git writes a revision chosen at run time into the work tree");
+      return;
+    }
+    this.findings.writesUnnamed();
+    const verdict = revisionWritesGate(
+      canonicalIn(this.ctx, start),
+      this.ctx,
+      revisions.map((word) => word.text),
+      pathspecs.map((word) => word.text),
+      () => this.budget.tick(),
+    );
+    if ("tamper" in verdict) this.findings.changesGate(`git writes ${verdict.tamper}`);
+    else if ("unknown" in verdict)
+      this.findings.writesUnlisted(
+        `git writes files from ${revisions.map((w) => w.text).join(", ")} that the gate cannot list (${verdict.unknown})`,
+      );
+  }
+
+  /** One path a copy, extraction or patch writes; false once something decisive (the gate's files) is found. */
+  private checkWritten(file: string, program: string): boolean {
+    this.findings.wrote(file);
+    const tamper = tamperReasonFor(file, this.ctx);
+    if (tamper) {
+      this.findings.changesGate(`\`${program}\` ${tamper}`, file);
+      return false;
+    }
+    const later = laterExecReasonFor(file, this.ctx);
+    if (later) this.findings.writesRunsLater(`\`${program}\` ${later}`, file);
+    return true;
   }
 
   /** Class 7: the command runs code from local files. Recorded for the inspection; plain local work until then. */
@@ -1195,7 +1414,7 @@ function userHomes(): Map<string, string> {
   if (passwdHomes) return passwdHomes;
   passwdHomes = new Map();
   try {
-    const text = readFileSync("/etc/passwd", "utf8").slice(0, 1 << 20);
+    const text = readBoundedText("/etc/passwd", 1 << 20) ?? "";
     for (const line of text.split("\n")) {
       const fields = line.split(":");
       if (fields.length >= 6 && fields[0] && fields[5]) passwdHomes.set(fields[0], fields[5]);

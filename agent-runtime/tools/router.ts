@@ -21,6 +21,7 @@ import {
   TOOL_HOME_ENV,
   type ToolOptions,
 } from "../executor/protocol.ts";
+import { readBounded } from "../gate/bounded-read.ts";
 import type { Logger } from "../log.ts";
 import { readEffectivePolicy } from "../policy/policy-store.ts";
 import { userBashRefusal } from "../policy/user-bash-rule.ts";
@@ -283,6 +284,9 @@ function sessionEnvironment(
   return env;
 }
 
+/** A project settings file larger than this is not handed to Pi. */
+const MAX_SETTINGS_BYTES = 1024 * 1024;
+
 /** Pi's settings that shape its built-in tools (shell prefix, image resizing), read once per cwd. */
 class SettingsCache {
   private readonly api: PiApi;
@@ -300,8 +304,12 @@ class SettingsCache {
     let entry = this.byCwd.get(ctx.cwd);
     if (!entry) {
       try {
+        // Pi reads the project's settings with a blocking read: only a regular file the tools have not turned
+        // into a FIFO or device since Pi started (checked non-blocking) is handed to it.
+        const project = readBounded(path.join(ctx.cwd, ".pi", "settings.json"), MAX_SETTINGS_BYTES);
+        const readable = project.ok || project.reason === "missing";
         const settings = this.api.SettingsManager.create(ctx.cwd, this.api.getAgentDir(), {
-          projectTrusted: ctx.isProjectTrusted(),
+          projectTrusted: ctx.isProjectTrusted() && readable,
         });
         entry = {
           commandPrefix: settings.getShellCommandPrefix(),

@@ -4,6 +4,7 @@ import path from "node:path";
 import { Findings, type LocalCodeKind } from "../../agent-runtime/gate/effects.ts";
 import type {
   Analyzer,
+  ContentRequest,
   NestedCommand,
   PathAccess,
   ProgramCall,
@@ -35,6 +36,8 @@ export interface Recorded {
   }>;
   chdirs: Array<string | undefined>;
   forgotten: string[];
+  repositoryReads: Array<{ request: ContentRequest; pathspecs: string[] }>;
+  checkouts: Array<{ revisions: string[]; pathspecs: string[] }>;
 }
 
 export const HOME = "/home/agent";
@@ -53,6 +56,8 @@ export function recordingScan(): { scan: Scan; record: Recorded } {
     localCode: [],
     chdirs: [],
     forgotten: [],
+    repositoryReads: [],
+    checkouts: [],
   };
   const shown = (word: ShellWord) => word.text.replaceAll(DYNAMIC, "…");
   const scan: Scan = {
@@ -108,6 +113,22 @@ export function recordingScan(): { scan: Scan; record: Recorded } {
 
     exists() {
       return false;
+    },
+    extractArchive(archive, into) {
+      record.treeWrites.push(into ? shown(into) : undefined);
+      if (archive) record.paths.push({ path: shown(archive), access: "read" });
+    },
+    printArchive(archive) {
+      if (archive) record.paths.push({ path: shown(archive), access: "read" });
+    },
+    applyPatch(_patch, into) {
+      record.treeWrites.push(into ? shown(into) : undefined);
+    },
+    repositoryRead(request, pathspecs) {
+      record.repositoryReads.push({ request, pathspecs: pathspecs.map(shown) });
+    },
+    repositoryCheckout(revisions, pathspecs) {
+      record.checkouts.push({ revisions: revisions.map(shown), pathspecs: pathspecs.map(shown) });
     },
     resolve(word) {
       return word.literal ? path.resolve(CWD, word.text.replace(/^~(?=\/|$)/, HOME)) : undefined;

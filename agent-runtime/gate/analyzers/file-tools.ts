@@ -585,8 +585,10 @@ function tarArguments(args: readonly ShellWord[]): ShellWord[] {
 
 const tar: Analyzer = (call, scan) => {
   if (onlyAsksVersion(call.args)) return scan.findings.reads();
+  const bsd = call.name === "bsdtar";
   const parsed = parseArgs(tarArguments(call.args), {
-    shortWithValue: "fbLNTVXgKCIFH",
+    // bsdtar's -s takes a substitution; GNU tar's -s (same order) takes nothing.
+    shortWithValue: bsd ? "fbLNTVXgKCIFHs" : "fbLNTVXgKCIFH",
     longWithValue: [
       "file",
       "blocking-factor",
@@ -692,11 +694,18 @@ const tar: Analyzer = (call, scan) => {
     return;
   }
   for (const archive of archives) scan.path(archive, "read");
-  if (extract && !toStdout) {
+  // The archive: -f's file (`-` is stdin), else stdin's redirect.
+  const named = archives.at(-1);
+  const archive = named && named.text !== "-" ? named : call.stdinFile;
+  if (extract && toStdout) return scan.printArchive(archive, call.name);
+  if (extract) {
     f.writes("tar extracts files");
-    scan.treeWrite(directory, "tar -x");
-    if (parsed.has("P", "absolute-names")) f.sends("tar extracts absolute paths anywhere");
-    return;
+    const strip = parsed.values("strip-components").at(-1);
+    return scan.extractArchive(archive, directory, call.name, {
+      ...(strip?.literal && /^\d+$/.test(strip.text) ? { strip: Number(strip.text) } : {}),
+      absolute: parsed.has("P", "absolute-names"),
+      transforms: parsed.values("transform", "xform", ...(bsd ? ["s"] : [])),
+    });
   }
   f.reads();
 };
@@ -705,9 +714,14 @@ const unzip: Analyzer = (call, scan) => {
   const parsed = parseArgs(call.args, { shortWithValue: "dxP" });
   const [archive] = parsed.operands;
   if (archive) scan.path(archive, "read");
-  if (parsed.has("l", "t", "v", "Z", "z", "p", "c")) return scan.findings.reads();
+  if (parsed.has("p", "c")) return scan.printArchive(archive, call.name);
+  if (parsed.has("l", "t", "v", "Z", "z")) return scan.findings.reads();
   scan.findings.writes("unzip extracts files");
-  scan.treeWrite(parsed.values("d").at(-1), "unzip");
+  // `-:` keeps "../" in names; `-j` keeps base names only.
+  scan.extractArchive(archive, parsed.values("d").at(-1), call.name, {
+    absolute: call.args.some((a) => a.text === "-:"),
+    junkPaths: parsed.has("j"),
+  });
 };
 
 const zip: Analyzer = (call, scan) => {
@@ -801,7 +815,11 @@ const ar: Analyzer = (call, scan) => {
 
 const jar: Analyzer = (call, scan) => {
   const mode = call.args[0]?.text ?? "";
-  if (/x/.test(mode)) return scan.treeWrite(undefined, "jar x");
+  if (/x/.test(mode)) {
+    const archive = /f/.test(mode) ? call.args[1] : call.stdinFile;
+    if (archive) scan.path(archive, "read");
+    return scan.extractArchive(archive, undefined, "jar x");
+  }
   for (const operand of call.args.slice(1)) scan.path(operand, "read");
   if (/[cu]/.test(mode)) scan.findings.writes("jar writes an archive");
   else scan.findings.reads();
@@ -838,7 +856,14 @@ const patch: Analyzer = (call, scan) => {
   const [original, patchFile] = parsed.operands;
   if (patchFile) scan.path(patchFile, "read");
   if (original && !parsed.has("o", "output")) scan.path(original, "write");
-  if (!original) scan.treeWrite(parsed.values("d", "directory").at(-1), "patch");
+  if (original) return;
+  const strip = parsed.values("p", "strip").at(-1);
+  scan.applyPatch(
+    parsed.values("i", "input").at(-1) ?? call.stdinFile,
+    parsed.values("d", "directory").at(-1),
+    "patch",
+    strip?.literal && /^\d+$/.test(strip.text) ? Number(strip.text) : undefined,
+  );
 };
 
 /** gzip and friends compress or decompress in place: operands are written; -c/-t/-l only read. */

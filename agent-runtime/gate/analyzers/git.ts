@@ -540,6 +540,192 @@ function clone(rest: readonly ShellWord[], scan: Scan) {
   scan.findings.writesUnnamed();
 }
 
+// ---- content through the repository (history, index, stash, revisions) ----
+
+/** Options that print file contents (patches) from log, show, whatchanged and diff. */
+const PATCH_OPTION =
+  /^(?:-p|-u|--patch|--patch-with-stat|--patch-with-raw|-c|--cc|--combined-all-paths|-m|--word-diff(?:=.*)?|--color-words(?:=.*)?|--full-diff|-U\d*|--unified(?:=\d+)?|--binary|--ext-diff|-L.+|--textconv|-W|--function-context)$/;
+/** Options that make show and diff print names and counts only. */
+const NAMES_ONLY =
+  /^(?:--stat(?:=.*)?|--shortstat|--numstat|--dirstat(?:=.*)?|--name-only|--name-status|--summary|-s|--no-patch|--raw|--compact-summary|--check|--quiet|--exit-code)$/;
+/** Options that walk every ref. */
+const ALL_REFS =
+  /^(?:--all|--branches(?:=.*)?|--tags(?:=.*)?|--remotes(?:=.*)?|--glob=.*|--reflog|-g|--walk-reflogs|--stdin|--alternate-refs)$/;
+
+/** Operands before `--` (revisions or paths) and pathspecs after it; options and their known values skipped. */
+function operandsAndPathspecs(rest: readonly ShellWord[], withValue: readonly string[] = []) {
+  const dash = rest.findIndex((a) => a.text === "--");
+  const before = dash === -1 ? rest : rest.slice(0, dash);
+  const operands: ShellWord[] = [];
+  for (let i = 0; i < before.length; i++) {
+    const word = before[i] as ShellWord;
+    if (word.text.startsWith("-")) {
+      if (withValue.includes(word.text)) i++;
+      continue;
+    }
+    operands.push(word);
+  }
+  return { operands, pathspecs: dash === -1 ? [] : rest.slice(dash + 1) };
+}
+
+const CONTENT_OPTIONS_WITH_VALUE = [
+  "-n",
+  "--max-count",
+  "--skip",
+  "-S",
+  "-G",
+  "--author",
+  "--grep",
+  "--since",
+  "--until",
+  "-o",
+  "--output",
+  "--format",
+  "--pretty",
+];
+
+/** log, show, whatchanged, diff, format-patch: which repository content they print, if any. */
+function repositoryContent(sub: string, rest: readonly ShellWord[], cwd: ShellWord | undefined, scan: Scan) {
+  const texts = rest.map((a) => a.text);
+  if (texts.includes("--no-index")) return;
+  const patch = texts.some((t) => PATCH_OPTION.test(t));
+  const namesOnly = texts.some((t) => NAMES_ONLY.test(t)) && !patch;
+  const { operands, pathspecs } = operandsAndPathspecs(rest, CONTENT_OPTIONS_WITH_VALUE);
+  // `rev:path` names one file (checked as a path elsewhere).
+  const revisions = operands.filter((w) => !w.text.includes(":"));
+  if (revisions.some((w) => !w.literal)) {
+    scan.findings.readsSecret(`\`git ${sub}\` prints repository content named at run time`);
+    return;
+  }
+  const names = revisions.map((w) => w.text);
+  const all = texts.some((t) => ALL_REFS.test(t));
+  switch (sub) {
+    case "log":
+    case "whatchanged":
+      if (patch) scan.repositoryRead({ what: "history", operands: names, all }, pathspecs, cwd);
+      return;
+    case "show":
+      // `show rev:path` prints that one file (checked as a path); with no other revision, no commit is shown.
+      if (!namesOnly && (names.length > 0 || revisions.length === operands.length))
+        scan.repositoryRead({ what: "commits", operands: names }, pathspecs, cwd);
+      return;
+    case "diff":
+      if (!namesOnly) scan.repositoryRead({ what: "diff", operands: names }, pathspecs, cwd);
+      return;
+    case "format-patch":
+      scan.repositoryRead({ what: "history", operands: names, all }, pathspecs, cwd);
+      return;
+    case "bundle":
+      if (names[0] === "create")
+        scan.repositoryRead({ what: "history", operands: names.slice(2), all }, pathspecs, cwd);
+      return;
+    case "cat-file":
+      if (texts.some((t) => t === "--batch-all-objects" || /^--batch(?:-command)?(?:=.*)?$/.test(t)))
+        scan.repositoryRead({ what: "all-objects" }, [], cwd);
+      else if (texts.some((t) => t === "-p" || t === "blob") && revisions.length > 0)
+        scan.repositoryRead({ what: "all-objects" }, [], cwd);
+      return;
+  }
+}
+
+const CHECKOUT_OPTIONS_WITH_VALUE = [
+  "-b",
+  "-B",
+  "-c",
+  "-C",
+  "--orphan",
+  "-m",
+  "--strategy",
+  "-s",
+  "-X",
+  "--strategy-option",
+  "--onto",
+  "-x",
+];
+
+/** `git apply` and `git am`: decided by the files the patches name (default -p1; `--directory` prefix). */
+function patches(
+  sub: string,
+  rest: readonly ShellWord[],
+  cwd: ShellWord | undefined,
+  stdinFile: ShellWord | undefined,
+  scan: Scan,
+) {
+  const texts = rest.map((a) => a.text);
+  if (texts.some((t) => /^--(?:check|stat|numstat|summary|abort|skip|quit|show-current-patch)/.test(t)))
+    return;
+  const strip = texts.map((t) => /^-p(\d+)$/.exec(t)?.[1]).find((n) => n !== undefined);
+  const directory = rest.find((a) => a.text.startsWith("--directory="));
+  const into =
+    directory && cwd?.literal !== false
+      ? syntheticWord(
+          `${cwd?.text ? `${cwd.text.replace(/\/+$/, "")}/` : ""}${directory.text.slice(12)}`,
+          directory.literal,
+        )
+      : cwd;
+  const files = operandsAndPathspecs(rest, ["-C", "--exclude", "--include", "--whitespace"]).operands;
+  for (const file of files.length ? files : [undefined])
+    scan.applyPatch(file ?? stdinFile, into, `git ${sub}`, strip === undefined ? 1 : Number(strip));
+}
+
+/** Subcommands that write a revision's files into the work tree, and the revisions they take. */
+function worktreeWrites(sub: string, rest: readonly ShellWord[], cwd: ShellWord | undefined, scan: Scan) {
+  const texts = rest.map((a) => a.text);
+  const { operands, pathspecs } = operandsAndPathspecs(rest, CHECKOUT_OPTIONS_WITH_VALUE);
+  switch (sub) {
+    case "checkout":
+    case "switch":
+    case "merge":
+    case "cherry-pick":
+    case "revert":
+    case "rebase":
+      return scan.repositoryCheckout(operands, pathspecs, cwd);
+    case "reset":
+      if (texts.some((t) => /^--(?:hard|merge|keep)$/.test(t)))
+        scan.repositoryCheckout(operands, pathspecs, cwd);
+      return;
+    case "restore": {
+      const index = rest.findIndex(
+        (a) => a.text.startsWith("--source=") || a.text === "-s" || a.text === "--source",
+      );
+      if (index === -1) return; // from the index: nothing but what the repository already holds
+      const flag = rest[index];
+      const source = flag?.text.startsWith("--source=")
+        ? syntheticWord(flag.text.slice(9), flag.literal)
+        : rest[index + 1];
+      const staged =
+        texts.some((t) => t === "--staged" || t === "-S") &&
+        !texts.some((t) => t === "--worktree" || t === "-W");
+      if (!source || staged) return;
+      const files = pathspecs.length ? pathspecs : operands.filter((w) => w !== source);
+      return scan.repositoryCheckout([source], files, cwd);
+    }
+    case "stash": {
+      const action = operands[0]?.text;
+      if (action === "pop" || action === "apply" || action === "branch")
+        return scan.repositoryCheckout(
+          [operands[action === "branch" ? 2 : 1] ?? syntheticWord("stash@{0}")],
+          [],
+          cwd,
+        );
+      if (
+        action === "show" &&
+        texts.some((t) => /^(?:-p|--patch|-u|--include-untracked|--only-untracked)$/.test(t))
+      )
+        return scan.repositoryRead(
+          {
+            what: "stash",
+            operands: operands.slice(1).map((w) => w.text),
+            untracked: texts.some((t) => /^(?:-u|--include-untracked|--only-untracked)$/.test(t)),
+          },
+          [],
+          cwd,
+        );
+      return;
+    }
+  }
+}
+
 const git: Analyzer = (call, scan) => {
   const f = scan.findings;
   const globals = globalOptions(call, scan);
@@ -567,6 +753,9 @@ const git: Analyzer = (call, scan) => {
   scan.localCode("git-config", network ? "git (network)" : "git", [syntheticWord(root)], urls, {
     optional: true,
   });
+  repositoryContent(sub, rest, globals.cwd, scan);
+  worktreeWrites(sub, rest, globals.cwd, scan);
+  if (sub === "apply" || sub === "am") patches(sub, rest, globals.cwd, call.stdinFile, scan);
   switch (sub) {
     case "push":
     case "send-email":
@@ -644,6 +833,14 @@ const git: Analyzer = (call, scan) => {
       return f.reads();
     case "archive": {
       if (rest.some((t) => t.text.startsWith("--remote"))) f.sends("git archive --remote contacts a remote");
+      else {
+        const archived = operandsAndPathspecs(rest, ["-o", "--output", "--format", "--prefix", "--add-file"]);
+        scan.repositoryRead(
+          { what: "tree", operands: archived.operands.slice(0, 1).map((w) => w.text) },
+          [...archived.operands.slice(1), ...archived.pathspecs],
+          globals.cwd,
+        );
+      }
       const output = rest.find((t) => t.text.startsWith("--output=") || t.text === "-o");
       if (output)
         scan.path(
