@@ -34,6 +34,10 @@ const STRONG: ReadonlyArray<{ what: string; pattern: RegExp }> = [
     pattern: /https:\/\/hooks\.slack\.com\/services\/\w+\/\w+\/\w{8}/,
   },
   { what: "a storage account key", pattern: /AccountKey=[A-Za-z0-9+/=]{16}/ },
+  {
+    what: "registry credentials",
+    pattern: /"auths"\s{0,8}:\s{0,8}\{[^}]{0,512}"auth"\s{0,8}:\s{0,8}"[A-Za-z0-9+/=]{8}/,
+  },
   { what: "password hashes", pattern: /^[^:\s]{1,64}:\$(?:apr1|2[aby]|1|5|6|y)\$[./A-Za-z0-9]{4}/m },
 ];
 

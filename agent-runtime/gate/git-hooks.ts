@@ -96,6 +96,9 @@ export function gitConfiguredCommands(
   ];
   for (const { file, entries } of parsed) {
     for (const { key, value } of entries) {
+      // A remote through git's `ext::` helper runs a command to talk to it; `fd::` hands git a descriptor.
+      if (options.network && /^remote\..+\.(?:url|pushurl)$/.test(key) && /^(?:ext|fd)::/.test(value))
+        commands.push({ file, key, command: value.startsWith("ext::") ? value.slice(5) : "false #fd" });
       if (!COMMAND_KEYS.test(key) || key === "core.hookspath" || BOOLEAN.test(value)) continue;
       if (!options.network && NETWORK_ONLY_KEYS.test(key)) continue;
       const scope = /^credential\.(.+)\.helper$/.exec(key)?.[1];

@@ -170,7 +170,16 @@ export function inspectLocalCode(
       unmodeled("program", `runs ${what} ${file}, outside the workspace, which the gate does not read`, file);
       return undefined;
     }
-    if (seen.has(file)) return undefined;
+    // Read once; but a later run of a file an earlier step may have changed is not what was read.
+    if (seen.has(file)) {
+      if (changedBefore(file, work))
+        unmodeled(
+          "changed-before-run",
+          `runs ${what} ${file}, which this same command may change before it runs`,
+          file,
+        );
+      return undefined;
+    }
     if (seen.size >= MAX_INSPECTED_FILES) {
       unmodeled("construct", `runs more than ${MAX_INSPECTED_FILES} local files, more than the gate reads`);
       return undefined;
@@ -267,6 +276,13 @@ export function inspectLocalCode(
     show(got.vetted, language === "shell" ? "shell script" : `${language} script`, got.text);
     const step = run.step ?? Number.POSITIVE_INFINITY;
     if (language === "shell") return classifyText(got.text, run.cwd, path.basename(file), work, step);
+    // Bytecode, a zip application, a native module: what runs is not the text the scans read.
+    if (isBinary(got.text) || got.text.startsWith("PK\u0003\u0004"))
+      return unmodeled(
+        "program",
+        `${path.basename(file)} is compiled or packed code, which the gate cannot read`,
+        file,
+      );
     const scanned = scanScript(got.text, language, {
       file,
       isCredentialPath: credentialPath(path.dirname(file)),

@@ -10,6 +10,7 @@ import { checkOperands, unlistedProgram } from "./analyzers/common.ts";
 import { analyzerFor, isListedProgram } from "./analyzers/table.ts";
 import { archiveMembers, memberDestination, patchTargets, substitution } from "./archive-members.ts";
 import { readBounded, readBoundedText } from "./bounded-read.ts";
+import { credentialContentRule } from "./credential-content.ts";
 import { isCredentialVariable } from "./credential-variables.ts";
 import { expandOnDisk, findSensitiveBelow, globSelector, listTree } from "./disk-walk.ts";
 import { Findings, type LocalCodeHook, type LocalCodeKind, type LocalCodeRun } from "./effects.ts";
@@ -63,6 +64,10 @@ export interface ClassifyOptions {
 
 /** Directories whose programs the image installs (root-owned); anything else invoked by path is local code. */
 const SYSTEM_BIN_DIRS = ["/usr/bin", "/bin", "/usr/sbin", "/sbin", "/usr/local/bin", "/usr/local/sbin"];
+/** Files one decision looks into for credential content (each a bounded, non-blocking read of 64 KB). */
+const MAX_SNIFFED = 16;
+/** Config files a program's analyzer reads (an .npmrc, a requirements file): larger ones are unreadable. */
+const MAX_CONFIG_BYTES = 256 * 1024;
 /** Entries of a directory read to see whether a recursive read would reach a credential file. */
 const MAX_DIR_ENTRIES = 512;
 
@@ -85,6 +90,13 @@ interface Frame {
   tainted: Set<string>;
   /** A protective variable was removed (`unset RIPGREP_CONFIG_PATH`, `env -i`): searches run without excludes. */
   searchExcludesOff: boolean;
+  /**
+   * Inside a branch, loop, function body, subshell, pipeline or `&&`/`||` list: an assignment here may or may not
+   * take effect where the variable is read later, so the variable may hold its old value or the new one.
+   */
+  maybe: number;
+  /** A name reference exists (`declare -n`): an assignment to one name changes another, so values are not tracked. */
+  namerefs: boolean;
 }
 
 /** Walk state for the children of one node. */
@@ -144,6 +156,8 @@ class ShellClassifier {
       script: command,
       tainted: new Set(),
       searchExcludesOff: false,
+      maybe: 0,
+      namerefs: false,
     };
     if (command.includes(DYNAMIC)) {
       // A NUL byte: no shell receives this text as written (and the gate uses NUL for "computed").
@@ -204,6 +218,7 @@ class ShellClassifier {
           }
           case "pipeline":
             childLevel = { ...childLevel, stdinToAll: level?.stdinToAll ?? false };
+            this.maybe(childLevel, frame);
             break;
           case "heredoc_redirect":
             childLevel = { ...childLevel, stdinToAll: true };
@@ -224,6 +239,9 @@ class ShellClassifier {
           case "unset_command":
             for (const child of cursor.currentNode.namedChildren) {
               if (!child) continue;
+              // `unset 'a[$(cmd)]'` evaluates the subscript as arithmetic.
+              if (/\[.*[$`]/.test(child.text.slice(0, 4096)))
+                this.findings.opaque("`unset` evaluates a subscript that runs commands");
               frame.vars.delete(child.text);
               if (PROTECTIVE_VARIABLES.has(child.text) || child.type !== "variable_name")
                 frame.searchExcludesOff = true;
@@ -234,16 +252,31 @@ class ShellClassifier {
             break;
           case "simple_expansion":
           case "expansion":
-            this.visitExpansion(cursor.currentNode);
+            this.visitExpansion(cursor.currentNode, frame);
+            break;
+          case "test_command":
+            // `[[ -v a[$(cmd)] ]]` evaluates the subscript as arithmetic: the substitution runs.
+            if (/-v\s+["']?[\w]+\[[^\]]*[$`]/.test(cursor.currentNode.text.slice(0, 4096)))
+              this.findings.opaque("`[[ -v name[…] ]]` evaluates a subscript that runs commands");
             break;
           case "for_statement":
             this.visitFor(cursor.currentNode, frame);
             this.unordered(childLevel);
+            this.maybe(childLevel, frame);
             break;
           case "while_statement":
           case "c_style_for_statement":
           case "function_definition":
             this.unordered(childLevel);
+            this.maybe(childLevel, frame);
+            break;
+          case "if_statement":
+          case "case_statement":
+          case "subshell":
+          case "list":
+          case "command_substitution":
+          case "process_substitution":
+            this.maybe(childLevel, frame);
             break;
           case "comment":
             // After a line continuation bash keeps reading the word (`a\<newline>#b` is "a#b"); tree-sitter
@@ -277,8 +310,25 @@ class ShellClassifier {
   /** Writes and runs inside a loop or function body happen in an order (and a number of times) the text does not give. */
   private unordered(level: Level): void {
     this.findings.unordered++;
-    level.onExit = () => {
+    this.onExit(level, () => {
       this.findings.unordered--;
+    });
+  }
+
+  /** Assignments below this node may or may not take effect afterwards (Frame.maybe). */
+  private maybe(level: Level, frame: Frame): void {
+    frame.maybe++;
+    this.onExit(level, () => {
+      frame.maybe--;
+    });
+  }
+
+  /** Runs `fn` too when the walk leaves this node. */
+  private onExit(level: Level, fn: () => void): void {
+    const before = level.onExit;
+    level.onExit = () => {
+      before?.();
+      fn();
     };
   }
 
@@ -325,7 +375,8 @@ class ShellClassifier {
     if (type === "variable_name") name = cursor.nodeText;
     else if (type === "word" && cursor.endIndex - cursor.startIndex <= 256) name = cursor.nodeText;
     else if (type === "simple_expansion" || type === "expansion")
-      name = expansionVariable(cursor.currentNode);
+      name =
+        expansionVariable(cursor.currentNode) ?? /^\$\{?([0-9@*])/.exec(cursor.nodeText.slice(0, 8))?.[1];
     if (name && frame.tainted.has(name))
       this.findings.opaque(
         `arithmetic evaluates $${name}, whose value this command set and may run commands`,
@@ -410,38 +461,72 @@ class ShellClassifier {
       value === undefined ||
       value.forms.some((f) => f.includes(DYNAMIC) || /[$`[]/.test(f));
     if (unreadable && !options.numeric) frame.tainted.add(name);
-    else frame.tainted.delete(name);
-    if (value === "array") {
-      frame.vars.delete(name);
-      return;
-    }
-    if (!value) {
-      if (!options.appends) frame.vars.set(name, [""]);
-      return;
-    }
+    else if (frame.maybe === 0) frame.tainted.delete(name);
+    this.setVariable(frame, name, this.assignedForms(frame, name, value, options.appends ?? false));
+  }
+
+  /** What a variable holds after an assignment (undefined: a value the gate cannot know). */
+  private assignedForms(
+    frame: Frame,
+    name: string,
+    value: ShellWord | "array" | undefined,
+    appends: boolean,
+  ): string[] | undefined {
+    const before = frame.vars.get(name);
+    if (value === "array") return undefined;
+    if (!value) return appends ? (before ? [...before] : undefined) : [""];
     const forms = value.forms.map((form) => tildeInAssignment(form, this.ctx.home));
     if (
       forms.some((form) => form.includes(DYNAMIC)) ||
       (!value.literal && forms.length === 1 && /[*?[]/.test(forms[0] ?? ""))
-    ) {
+    )
+      return undefined;
+    if (!appends) return forms;
+    if (!before) return undefined;
+    const joined = before.flatMap((b) => forms.map((f) => b + f));
+    return joined.length > MAX_FORMS ? undefined : joined;
+  }
+
+  /**
+   * The one place a variable's known value changes. Where the assignment may not take effect (a branch, a loop, a
+   * subshell…), the variable holds either value afterwards: the union, or unknown when either is.
+   */
+  private setVariable(frame: Frame, name: string, forms: string[] | undefined): void {
+    if (frame.namerefs) {
       frame.vars.delete(name);
+      frame.tainted.add(name);
       return;
     }
-    if (options.appends) {
+    if (frame.maybe > 0) {
       const before = frame.vars.get(name);
-      if (!before) return;
-      const joined = before.flatMap((b) => forms.map((f) => b + f));
-      if (joined.length > MAX_FORMS) frame.vars.delete(name);
-      else frame.vars.set(name, joined);
+      const union = before && forms ? [...new Set([...before, ...forms])] : undefined;
+      if (union && union.length <= MAX_FORMS) frame.vars.set(name, union);
+      else frame.vars.delete(name);
       return;
     }
-    frame.vars.set(name, forms);
+    if (forms) frame.vars.set(name, forms);
+    else frame.vars.delete(name);
   }
 
   private visitDeclaration(node: import("web-tree-sitter").Node, frame: Frame): void {
     const keyword = node.child(0)?.text ?? "";
     const children = node.namedChildren.filter((c) => c !== null);
     const flags = children.filter((c) => c.type === "word" && c.text.startsWith("-")).map((c) => c.text);
+    // A name reference makes every later assignment through it change another variable: stop trusting values.
+    if (flags.some((f) => /^-[a-zA-Z]*n/.test(f))) {
+      for (const name of frame.vars.keys()) frame.tainted.add(name);
+      frame.vars.clear();
+      frame.namerefs = true;
+    }
+    // `declare -a x='( … )'` evaluates the string as a compound assignment: expansions in it run.
+    if (flags.some((f) => /^-[a-zA-Z]*[aA]/.test(f)))
+      for (const child of children) {
+        const value = child.type === "variable_assignment" ? child.childForFieldName("value") : null;
+        if (value && value.type !== "array" && /^["']\s*\(/.test(value.text) && /[$`]/.test(value.text))
+          this.findings.opaque(
+            `\`${keyword}\` evaluates a string as an array assignment that expands commands`,
+          );
+      }
     if (flags.some((f) => /^-[a-zA-Z]*i/.test(f))) {
       // `declare -i x=expr` evaluates expr as arithmetic.
       const values = children
@@ -467,13 +552,24 @@ class ShellClassifier {
       );
   }
 
-  private visitExpansion(node: import("web-tree-sitter").Node): void {
+  private visitExpansion(node: import("web-tree-sitter").Node, frame: Frame): void {
     const text = node.text;
     if (text.startsWith("${!")) {
       this.findings.opaque(`indirect variable expansion ${text.slice(0, 80)}`);
       return;
     }
     const name = expansionVariable(node);
+    // `${x@P}` expands the value as a prompt string: command substitutions in it run.
+    if (/@P\}$/.test(text)) {
+      const forms = name ? frame.vars.get(name) : undefined;
+      if (!forms || forms.some((form) => /[$`]/.test(form)))
+        this.findings.opaque(
+          `\`${text.slice(0, 80)}\` expands a value as a prompt, which runs the commands in it`,
+        );
+    }
+    // `${x:offset:length}`: offset and length are arithmetic, so a value this command set can run commands.
+    const substring = /^\$\{[\w@*#?$!-]+:(?![-=?+])([^}]{0,1024})\}$/.exec(text);
+    if (substring?.[1]) this.arithmeticWords([substring[1]], frame);
     if (name && isCredentialVariable(name))
       this.findings.readsSecret(`reads credential-like variable $${name}`);
   }
@@ -649,6 +745,15 @@ class ShellClassifier {
       },
       resolve: (word) => this.resolveLiteral(word, frame),
       exists: (relative) => existsSync(path.resolve(frame.cwd, relative)),
+      config: (file) => {
+        const absolute = file.startsWith("~/")
+          ? path.join(this.ctx.home, file.slice(2))
+          : path.resolve(frame.cwd, file);
+        this.budget.tick();
+        const read = readBounded(absolute, MAX_CONFIG_BYTES);
+        if (read.ok) return read.bytes.toString("utf8");
+        return read.reason === "missing" ? undefined : null;
+      },
       repositoryRead: (request, pathspecs, where) => this.repositoryRead(request, pathspecs, where, frame),
       extractArchive: (archive, into, program, options) =>
         this.extractArchive(archive, into, program, options ?? {}, frame),
@@ -818,6 +923,11 @@ class ShellClassifier {
     if (access === "read" || access === "operand") {
       const rule = sensitiveRuleFor(file, this.ctx) ?? sensitiveContainerFor(file, this.ctx);
       if (rule) this.findings.readsSecret(`touches ${rule.why}: ${shown}`);
+      else if (access === "read") {
+        // A file the name rules do not know can still hold credentials: looked at by content (bounded).
+        const content = this.sniff(file);
+        if (content) this.findings.readsSecret(`reads ${shown}, which holds ${content}`);
+      }
     }
     if (access === "write" || access === "operand") {
       this.findings.wrote(file);
@@ -1149,6 +1259,15 @@ class ShellClassifier {
       this.findings.writesUnlisted(
         `git writes files from ${revisions.map((w) => w.text).join(", ")} that the gate cannot list (${verdict.unknown})`,
       );
+  }
+
+  /** Credential content of a file read by a command (the first MAX_SNIFFED files a decision reads). */
+  private sniffed = 0;
+  private sniff(file: string): string | undefined {
+    if (this.sniffed >= MAX_SNIFFED) return undefined;
+    this.sniffed++;
+    this.budget.tick(8);
+    return credentialContentRule(file);
   }
 
   /** One path a copy, extraction or patch writes; false once something decisive (the gate's files) is found. */

@@ -144,6 +144,11 @@ export interface Scan {
   /** Whether something exists at `relative` (to the directory this command runs in); looks, never reads. */
   exists(relative: string): boolean;
   /**
+   * A small config file's text (`~/` is HOME, else relative to the directory this command runs in): undefined when
+   * missing, null when it is not a regular file, too large or unreadable. Read bounded and non-blocking.
+   */
+  config(file: string): string | null | undefined;
+  /**
    * A git command that prints or copies content from the repository rather than the work tree (history, the
    * index, a stash, a revision), limited to `pathspecs`; `where` is `git -C`'s folder. Judged by the files inside.
    */

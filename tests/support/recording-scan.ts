@@ -114,6 +114,9 @@ export function recordingScan(): { scan: Scan; record: Recorded } {
     exists() {
       return false;
     },
+    config() {
+      return undefined;
+    },
     extractArchive(archive, into) {
       record.treeWrites.push(into ? shown(into) : undefined);
       if (archive) record.paths.push({ path: shown(archive), access: "read" });

@@ -24,6 +24,8 @@ export interface DevToolSpec {
   inPlace?: readonly string[];
   /** Config files in the working directory that are programs (their presence means the tool runs them). */
   codeConfigs?: readonly string[];
+  /** Config files (read bounded) whose matching lines load plug-ins: `plugins =`, `load-plugins =`. */
+  codeConfigKeys?: ReadonlyArray<{ file: string; key: RegExp }>;
   /** Extra check on the arguments (e.g. `-Xclang -load`): the reason it runs code, or undefined. */
   runsCodeWhen?: (args: readonly string[]) => string | undefined;
 }
@@ -208,6 +210,10 @@ export const DEV_TOOL_SPECS: Readonly<Record<string, DevToolSpec>> = {
     runsCode: ["plugins"],
     reads: ["config-file"],
     operands: "read",
+    codeConfigKeys: ["mypy.ini", ".mypy.ini", "setup.cfg", "pyproject.toml"].map((file) => ({
+      file,
+      key: /^\s*plugins\s*=/m,
+    })),
   },
   flake8: {
     what: "lints Python",
@@ -222,14 +228,24 @@ export const DEV_TOOL_SPECS: Readonly<Record<string, DevToolSpec>> = {
     ],
     runsCode: ["append-config"],
     writes: ["output-file"],
+    reads: ["config"],
     operands: "read",
+    codeConfigKeys: ["setup.cfg", "tox.ini", ".flake8"].map((file) => ({
+      file,
+      key: /^\s*\[flake8:local-plugins\]/m,
+    })),
   },
   pylint: {
     what: "lints Python",
     longWithValue: ["rcfile", "load-plugins", "init-hook", "output", "disable", "enable"],
     runsCode: ["load-plugins", "init-hook"],
     writes: ["output"],
+    reads: ["rcfile"],
     operands: "read",
+    codeConfigKeys: [".pylintrc", "pylintrc", "pyproject.toml", "setup.cfg"].map((file) => ({
+      file,
+      key: /^\s*(?:load-plugins|init-hook)\s*=/m,
+    })),
   },
   gofmt: { what: "formats Go", operands: "in-place", inPlace: ["w"] },
   "golangci-lint": {
@@ -314,6 +330,22 @@ function devTool(name: string, spec: DevToolSpec): Analyzer {
     const config = (spec.codeConfigs ?? []).find((file) => scan.exists(file));
     if (config)
       return scan.findings.unmodeled("config", `\`${name}\` loads ${config}, a config written in code`);
+    const configs = [
+      ...(spec.codeConfigKeys ?? []),
+      // A config named on the command line is judged by the same keys.
+      ...parsed
+        .values(...(spec.reads ?? []))
+        .map((word) => ({ file: word.text, key: spec.codeConfigKeys?.[0]?.key })),
+    ];
+    for (const { file, key } of configs) {
+      if (!key) continue;
+      const text = scan.config(file);
+      if (text === null || (text !== undefined && key.test(text)))
+        return scan.findings.unmodeled(
+          "config",
+          `\`${name}\` reads ${file}, which loads plug-ins the gate does not model`,
+        );
+    }
     for (const file of parsed.values(...(spec.reads ?? []))) scan.path(file, "read");
     for (const file of parsed.values(...(spec.writes ?? []))) scan.path(file, "write");
     const rewrites =

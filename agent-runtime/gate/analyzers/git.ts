@@ -491,6 +491,11 @@ function submodule(rest: readonly ShellWord[], scan: Scan) {
   const action = parsed.operands[0];
   if (action?.text === "foreach")
     return scan.findings.opaque("git submodule foreach runs a command in every submodule");
+  // Submodules are fetched from the URLs .gitmodules names: a remote helper there runs a command.
+  const modules = scan.config(".gitmodules");
+  if (modules === null) return scan.findings.opaque("git submodule reads a .gitmodules the gate cannot read");
+  if (modules && /^\s*url\s*=\s*(?:ext|fd)::/m.test(modules))
+    return scan.findings.opaque("a submodule's URL is a remote helper that runs a command");
   scan.findings.writes("git submodule");
   scan.findings.writesUnnamed();
 }

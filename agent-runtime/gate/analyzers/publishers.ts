@@ -221,8 +221,8 @@ const npm: Analyzer = (call, scan) => {
   if (parsed.has("script-shell", "node-options", "userconfig", "globalconfig"))
     return f.opaque("npm runs scripts with a shell, node options or config the command chose");
   exitOnComputedArguments(call, scan);
-  for (const registry of parsed.values("registry"))
-    if (!registry.literal) f.sends("npm talks to a registry computed at run time");
+  if (configRunsCode("npm", scan)) return;
+  chosenRegistry("npm", parsed.values("registry"), scan);
   const [commandWord, ...rest] = parsed.operands;
   if (!commandWord) return f.reads();
   if (!commandWord.literal) return f.opaque("npm command computed at run time");
@@ -262,11 +262,16 @@ function npmRun(
       const lifecycle = command.includes("test")
         ? [command.startsWith("install") ? "install" : command, "test"]
         : [command];
+      if (/^(?:ci|rebuild|link|install-test|install-ci-test|install-scripts|dedupe|prune)$/.test(command))
+        dependencyScripts(`${call.name} ${command}`, rest, scan);
       return scan.localCode("package-script", `npm ${command}`, [manifest], lifecycle);
     }
     case "install": {
       const named = sub.operands.filter((o) => !o.text.startsWith("-"));
       for (const spec of named) packageSpec(spec, scan);
+      dependencyScripts(`${call.name} ${command}`, rest, scan);
+      chosenRegistry(`${call.name} ${command}`, sub.values("registry"), scan);
+      installPrefix(`${call.name} ${command}`, rest, sub.values("prefix").at(-1) ?? cwd, scan);
       return scan.localCode("package-script", `npm ${command}`, [manifest], ["install"]);
     }
     case "runner":
@@ -344,6 +349,88 @@ function configKeys(operands: readonly string[], pairs: boolean): string[] {
 function packageSpec(spec: ShellWord, scan: Scan) {
   if (!spec.literal) return scan.findings.sends(`installs a package named at run time (${spec.source})`);
   if (/^(\.{0,2}\/|~|file:)/.test(spec.text)) scan.path(spec, "read");
+}
+
+// ---- what a package manager's config and installs run ----
+
+/** npm config keys whose values run programs or code. */
+const NPMRC_CODE = /^\s*(?:onload-script|node-options|script-shell|shell|git|editor|browser|viewer)\s*=/m;
+
+/**
+ * Config files that make a package manager run code, by program: with `key`, only when a line matches it; without,
+ * by existing. Read bounded and non-blocking (Scan.config); one the gate cannot read counts as running code.
+ */
+const CODE_CONFIGS: Readonly<Record<string, ReadonlyArray<{ file: string; key?: RegExp }>>> = {
+  npm: [
+    { file: ".npmrc", key: NPMRC_CODE },
+    { file: "~/.npmrc", key: NPMRC_CODE },
+  ],
+  pnpm: [
+    { file: ".npmrc", key: NPMRC_CODE },
+    { file: "~/.npmrc", key: NPMRC_CODE },
+    { file: ".pnpmfile.cjs" },
+    { file: ".pnpmfile.mjs" },
+  ],
+  yarn: [
+    { file: ".yarnrc.yml", key: /^\s*(?:yarnPath|plugins)\s*:/m },
+    { file: ".yarnrc", key: /^\s*yarn-path\s/m },
+    { file: ".npmrc", key: NPMRC_CODE },
+  ],
+  bun: [
+    { file: "bunfig.toml", key: /\bpreload\b/ },
+    { file: "~/.bunfig.toml", key: /\bpreload\b/ },
+  ],
+};
+
+/** True (and reported) when the package manager's config runs code the gate does not model. */
+function configRunsCode(manager: string, scan: Scan): boolean {
+  for (const { file, key } of CODE_CONFIGS[manager] ?? []) {
+    const text = scan.config(file);
+    if (text === undefined) continue;
+    if (text === null || !key || key.test(text)) {
+      scan.findings.unmodeled(
+        "config",
+        `\`${manager}\` reads ${file}, ${text === null ? "which the gate cannot read" : "which makes it run code the gate does not model"}`,
+      );
+      return true;
+    }
+  }
+  return false;
+}
+
+/**
+ * An install runs the lifecycle scripts of every dependency it installs or rebuilds, which the gate does not
+ * read (unless scripts are off). The root package's own scripts are local code (inspected).
+ */
+function dependencyScripts(manager: string, args: readonly ShellWord[], scan: Scan) {
+  if (args.some((a) => a.text === "--ignore-scripts" || a.text === "--ignore-scripts=true")) return;
+  scan.findings.unmodeled(
+    "dependencies",
+    `\`${manager}\` runs its dependencies' install scripts, which the gate does not read`,
+  );
+}
+
+/** `--registry URL` and the like: code comes from a host the command chose. */
+function chosenRegistry(manager: string, values: readonly ShellWord[], scan: Scan) {
+  for (const value of values)
+    scan.findings.sends(
+      `\`${manager}\` installs from ${value.literal ? value.text : "a registry computed at run time"}`,
+    );
+}
+
+/** `--prefix DIR` and `-g`: where the packages and their programs land (a folder on PATH, the gate's files…). */
+function installPrefix(
+  manager: string,
+  args: readonly ShellWord[],
+  prefix: ShellWord | undefined,
+  scan: Scan,
+) {
+  if (prefix)
+    scan.path(syntheticWord(`${prefix.text.replace(/\/+$/, "")}/node_modules`, prefix.literal), "write");
+  if (args.some((a) => a.text === "-g" || a.text === "--global" || a.text === "--location=global"))
+    scan.findings.writesRunsLater(
+      `\`${manager}\` installs programs globally (a later command of that name runs them)`,
+    );
 }
 
 /**
@@ -538,9 +625,13 @@ function scriptManager(commands: Record<string, NpmKind>): Analyzer {
       stopAtOperand: true,
     });
     if (parsed.has("config")) return f.opaque(`\`${call.name}\` loads config the command chose`);
+    if (configRunsCode(call.name === "yarnpkg" ? "yarn" : call.name, scan)) return;
+    chosenRegistry(call.name, parsed.values("registry"), scan);
     const [commandWord, ...rest] = parsed.operands;
-    if (!commandWord)
+    if (!commandWord) {
+      dependencyScripts(call.name, call.args, scan);
       return scan.localCode("package-script", call.name, [syntheticWord("package.json")], ["install"]);
+    }
     if (!commandWord.literal) return f.opaque(`\`${call.name}\` command computed at run time`);
     const command = commandWord.text;
     if (call.name === "yarn") {
@@ -658,6 +749,9 @@ const bun: Analyzer = (call, scan) => {
     stopAtOperand: true,
   });
   if (parsed.has("e", "eval", "p", "print")) return f.opaque("`bun -e` runs code given on the command line");
+  if (parsed.has("preload", "config"))
+    return f.unmodeled("config", "`bun` preloads code or loads config the command chose");
+  if (configRunsCode("bun", scan)) return;
   for (const file of parsed.values("env-file")) scan.path(file, "read");
   const [commandWord, ...rest] = parsed.operands;
   if (!commandWord) return f.opaque("`bun` starts a REPL reading stdin");
@@ -681,6 +775,7 @@ const bun: Analyzer = (call, scan) => {
     case "a":
     case "update":
       for (const spec of rest.filter((o) => !o.text.startsWith("-"))) packageSpec(spec, scan);
+      dependencyScripts(`bun ${command}`, rest, scan);
       return scan.localCode("package-script", `bun ${command}`, [syntheticWord("package.json")], ["install"]);
     case "remove":
     case "rm":
@@ -765,14 +860,33 @@ const pip: Analyzer = (call, scan) => {
     case "install":
     case "download":
     case "wheel": {
-      for (const file of parsed.values("r", "requirement", "c", "constraint")) scan.path(file, "read");
-      const local = [...parsed.values("e", "editable"), ...rest].filter((o) =>
-        /^(\.{0,2}\/|\.$|~|file:)/.test(o.text),
-      );
+      const requirements = parsed.values("r", "requirement", "c", "constraint");
+      for (const file of requirements) scan.path(file, "read");
+      chosenRegistry("pip", parsed.values("i", "index-url", "extra-index-url", "f", "find-links"), scan);
+      for (const dir of parsed.values("t", "target", "prefix", "root", "src", "d", "dest"))
+        scan.path(dir, "write");
+      if (call.args.some((a) => a.text === "--user"))
+        f.writesRunsLater(
+          "`pip install --user` puts programs in ~/.local/bin (a later command of that name runs them)",
+        );
+      const local = [
+        ...parsed.values("e", "editable").filter((o) => !/^[a-z+]+:\/\//.test(o.text)),
+        ...rest.filter((o) => /^(\.{0,2}\/|\.$|~|file:)/.test(o.text)),
+        ...requirementFiles(requirements, scan),
+      ];
       for (const dir of local) {
         const root = dir.text.replace(/^file:(\/\/)?/, "").replace(/\/+$/, "") || ".";
         scan.localCode("python", `pip ${command.text} (build backend)`, buildBackendFiles(root, dir.literal));
       }
+      // Source distributions run their own setup code; only wheels do not.
+      if (
+        !call.args.some(
+          (a, i) =>
+            /^--only-binary(?:=:all:)?$/.test(a.text) &&
+            (a.text.endsWith(":all:") || call.args[i + 1]?.text === ":all:"),
+        )
+      )
+        dependencyScripts(`pip ${command.text}`, [], scan);
       return f.writes(`\`pip ${command.text}\``);
     }
     case "config": {
@@ -786,6 +900,39 @@ const pip: Analyzer = (call, scan) => {
       checkOperands(rest, scan, "operand");
   }
 };
+
+/**
+ * Requirements files, read bounded (nested `-r` followed to a fixed depth): the local projects they install (their
+ * build backends run) and the indexes they install from (code from a host the file chose).
+ */
+function requirementFiles(files: readonly ShellWord[], scan: Scan): ShellWord[] {
+  const local: ShellWord[] = [];
+  const queue = files.filter((f) => f.literal).map((f) => ({ file: f.text, depth: 0 }));
+  for (let item = queue.shift(); item; item = queue.shift()) {
+    const text = scan.config(item.file);
+    if (text === undefined) continue;
+    if (text === null) {
+      scan.findings.unmodeled("config", `pip reads ${item.file}, which the gate cannot read`);
+      continue;
+    }
+    const dir = item.file.includes("/") ? item.file.slice(0, item.file.lastIndexOf("/")) : ".";
+    for (const raw of text.split("\n").slice(0, 4096)) {
+      const line = raw.replace(/\s+#.*$/, "").trim();
+      const option = /^(-[a-z]|--[a-z-]+)[=\s]\s*(\S+)/.exec(line);
+      if (option?.[1] && option[2]) {
+        const [, name, value] = option;
+        if (/^(?:-r|--requirement|-c|--constraint)$/.test(name) && item.depth < 4)
+          queue.push({ file: `${dir}/${value}`, depth: item.depth + 1 });
+        else if (/^(?:-e|--editable)$/.test(name) && !/^[a-z+]+:\/\//.test(value))
+          local.push(syntheticWord(`${dir}/${value}`));
+        else if (/^(?:-i|--index-url|--extra-index-url|-f|--find-links)$/.test(name))
+          scan.findings.sends(`pip installs from ${value} (named in ${item.file})`);
+      } else if (/^(?:\.{0,2}\/|file:)/.test(line))
+        local.push(syntheticWord(line.startsWith("file:") ? line : `${dir}/${line}`));
+    }
+  }
+  return local;
+}
 
 /**
  * What a Python project's build runs from the project itself: setup.py (setuptools) and the build hooks of
@@ -948,8 +1095,23 @@ function subcommandExits(
   };
 }
 
-const cargo = subcommandExits(["publish", "login", "owner", "yank", "logout"], (_call, scan, operands) => {
+/** Cargo commands that compile: build scripts and procedural macros (the crate's and its dependencies') run. */
+const CARGO_COMPILES = /^(?:build|b|check|c|clippy|doc|d|install|rustc|rustdoc|fix|package|bench)$/;
+
+const cargo = subcommandExits(["publish", "login", "owner", "yank", "logout"], (call, scan, operands) => {
   const sub = operands[0]?.text;
+  if (call.args.some((a) => a.text === "--config" || a.text.startsWith("--config=") || /^-Z/.test(a.text))) {
+    scan.findings.unmodeled(
+      "config",
+      "`cargo --config` sets configuration that can name wrappers and runners",
+    );
+    return true;
+  }
+  if (sub && CARGO_COMPILES.test(sub))
+    scan.findings.unmodeled(
+      "dependencies",
+      `\`cargo ${sub}\` runs build scripts and procedural macros (the crate's and its dependencies'), which the gate does not read`,
+    );
   if (sub === "test" || sub === "bench" || sub === "nextest" || sub === "run" || sub === "r" || sub === "t") {
     scan.localCode("test-runner", `cargo ${sub}`, []);
     return true;
@@ -966,6 +1128,23 @@ const MVN_RUNS =
   /^(?:test|verify|integration-test|package|install|exec:\w+|spring-boot:run|quarkus:dev|jetty:run)$/;
 const GRADLE_RUNS = /^(?::?[\w-]+:)*(?:test|check|run|bootRun|build|integrationTest|connectedCheck)$/;
 
+/** A build tool whose `goals` evaluate build files that are code (`what`): unmodeled; then `next`, if any. */
+function buildFileRuns(
+  goals: RegExp,
+  what: string,
+  next?: (call: ProgramCall, scan: Scan, operands: readonly ShellWord[]) => boolean,
+) {
+  return (call: ProgramCall, scan: Scan, operands: readonly ShellWord[]): boolean => {
+    const goal = operands.find((operand) => goals.test(operand.text));
+    if (goal)
+      scan.findings.unmodeled(
+        "config",
+        `\`${call.name} ${goal.text}\` runs ${what}, which the gate does not model`,
+      );
+    return next?.(call, scan, operands) ?? false;
+  };
+}
+
 /** A build tool whose `goal` runs the project's own compiled code: a test run the gate cannot read. */
 function runsCompiled(goals: RegExp) {
   return (call: ProgramCall, scan: Scan, operands: readonly ShellWord[]): boolean => {
@@ -981,7 +1160,7 @@ const go: Analyzer = (call, scan) => {
   if (onlyAsksVersion(call.args)) return f.reads();
   exitOnComputedArguments(call, scan);
   const [sub, ...rest] = call.args;
-  if (rest.some((a) => /^-(toolexec|exec)(=|$)/.test(a.text)))
+  if (rest.some((a) => /^--?(toolexec|exec|vettool|overlay)(=|$)/.test(a.text)))
     return f.opaque(`\`go ${sub?.text}\` runs every tool through a program the command chose`);
   switch (sub?.text) {
     case "test":
@@ -1276,22 +1455,45 @@ export const PUBLISHER_ANALYZERS: Readonly<Record<string, Analyzer>> = {
   anaconda: subcommandExits(["upload"]),
   cargo,
   go,
-  gem: subcommandExits(["push", "owner", "yank", "signin"]),
-  bundle: (call, scan) =>
-    call.args[0]?.text === "exec"
+  gem: subcommandExits(
+    ["push", "owner", "yank", "signin"],
+    buildFileRuns(/^(?:build|install|update)$/, "a gemspec or native extensions"),
+  ),
+  bundle: (call, scan) => {
+    if (onlyAsksVersion(call.args)) return scan.findings.reads();
+    // Every bundler command evaluates the Gemfile, which is Ruby.
+    scan.findings.unmodeled(
+      "config",
+      "`bundle` evaluates the Gemfile (Ruby code) and installs gems with native extensions",
+    );
+    return call.args[0]?.text === "exec"
       ? payloadRunner({ ...call, name: "bundle exec" }, scan, call.args.slice(1), [])
-      : subcommandExits(["config"])(call, scan),
+      : subcommandExits(["config"])(call, scan);
+  },
   mvn: subcommandExits(
     ["deploy", "release:perform", "release:prepare", "deploy:deploy-file"],
-    runsCompiled(MVN_RUNS),
+    buildFileRuns(/./, "the pom's plugins", runsCompiled(MVN_RUNS)),
   ),
   mvnw: subcommandExits(
     ["deploy", "release:perform", "release:prepare", "deploy:deploy-file"],
-    runsCompiled(MVN_RUNS),
+    buildFileRuns(/./, "the pom's plugins", runsCompiled(MVN_RUNS)),
   ),
-  gradle: subcommandExits(["publish", "publishToMavenLocal", "publishPlugins"], runsCompiled(GRADLE_RUNS)),
-  gradlew: subcommandExits(["publish", "publishToMavenLocal", "publishPlugins"], runsCompiled(GRADLE_RUNS)),
-  dotnet: subcommandExits(["nuget"], runsCompiled(/^(?:test|run|watch)$/)),
+  gradle: subcommandExits(
+    ["publish", "publishToMavenLocal", "publishPlugins"],
+    buildFileRuns(/./, "the build scripts (Groovy or Kotlin code)", runsCompiled(GRADLE_RUNS)),
+  ),
+  gradlew: subcommandExits(
+    ["publish", "publishToMavenLocal", "publishPlugins"],
+    buildFileRuns(/./, "the build scripts (Groovy or Kotlin code)", runsCompiled(GRADLE_RUNS)),
+  ),
+  dotnet: subcommandExits(
+    ["nuget"],
+    buildFileRuns(
+      /^(?:build|restore|pack|publish|msbuild)$/,
+      "MSBuild targets and tasks",
+      runsCompiled(/^(?:test|run|watch)$/),
+    ),
+  ),
   nuget: subcommandExits(["push", "delete"]),
   pod: subcommandExits(["trunk"]),
   helm: subcommandExits(["push", "install", "upgrade", "uninstall", "rollback", "repo", "plugin"]),

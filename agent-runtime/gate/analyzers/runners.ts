@@ -143,6 +143,13 @@ function testRunner(withValue: readonly string[] = []): Analyzer {
     });
     if (parsed.values("p").some((p) => !p.literal))
       return scan.findings.opaque(`\`${call.name} -p\` loads a plugin computed at run time`);
+    // Plug-ins, setup files and required modules named on the command line are code the gate does not find.
+    const plugin = [
+      ...parsed.values("p").filter((p) => !p.text.startsWith("no:")),
+      ...parsed.values("plugins", "setupFiles", "require"),
+    ][0];
+    if (plugin)
+      scan.findings.unmodeled("config", `\`${call.name}\` loads ${plugin.source}, a plug-in or setup module`);
     const files = parsed.operands.filter((o) => o.literal && !o.text.includes("*") && !o.text.includes("::"));
     for (const config of parsed.values("c", "config")) scan.path(config, "read");
     scan.localCode("test-runner", call.name, files);

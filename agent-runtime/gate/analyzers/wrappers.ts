@@ -391,8 +391,32 @@ const harmlessBuiltin: Analyzer = (_call, scan) => {
   scan.findings.reads();
 };
 
+/**
+ * A variable name with a subscript (`a[$(cmd)]`) given to a builtin that assigns, tests or unsets it: bash
+ * evaluates the subscript as arithmetic, and a command substitution in it runs.
+ */
+function subscriptRuns(name: ShellWord | undefined, scan: Scan, program: string): boolean {
+  if (!name) return false;
+  if (!name.literal || /\[.*[$`]/.test(name.text)) {
+    scan.findings.opaque(`\`${program}\` evaluates a subscript computed at run time (${name.source})`);
+    return true;
+  }
+  return false;
+}
+
+/** test / [ : `-v name[sub]` evaluates the subscript. */
+const testBuiltin: Analyzer = (call, scan) => {
+  for (let i = 0; i < call.args.length; i++)
+    if (call.args[i]?.text === "-v" && subscriptRuns(call.args[i + 1], scan, call.name)) return;
+  scan.findings.reads();
+};
+
 const set: Analyzer = (call, scan) => {
   if (call.args.length === 0) return scan.findings.readsSecret("`set` prints all variables");
+  // `set -- x y` sets the positional parameters: values the gate does not track (arithmetic on $1 runs `[$(…)]`).
+  const dash = call.args.findIndex((a) => a.text === "--" || !a.text.startsWith("-"));
+  if (dash !== -1)
+    for (const name of ["1", "2", "3", "4", "5", "6", "7", "8", "9", "@", "*"]) scan.forget(name);
   scan.findings.reads();
 };
 
@@ -419,7 +443,10 @@ const read: Analyzer = (call, scan) => {
   const mapfile = call.name !== "read";
   const parsed = parseArgs(call.args, { shortWithValue: mapfile ? "dnOsuCc" : "adinNptu" });
   if (mapfile && parsed.has("C")) return scan.findings.opaque(`\`${call.name} -C\` runs a callback command`);
-  for (const name of [...parsed.operands, ...parsed.values("a")]) scan.forget(name.text);
+  for (const name of [...parsed.operands, ...parsed.values("a")]) {
+    if (subscriptRuns(name, scan, call.name)) return;
+    scan.forget(name.text);
+  }
   scan.findings.reads();
 };
 
@@ -427,6 +454,7 @@ const read: Analyzer = (call, scan) => {
 const printfBuiltin: Analyzer = (call, scan) => {
   if (call.name === "printf") {
     const target = parseArgs(call.args, { shortWithValue: "v", stopAtOperand: true }).get("v")?.value;
+    if (subscriptRuns(target, scan, call.name)) return;
     if (target) scan.forget(target.text);
   }
   scan.findings.reads();
@@ -768,7 +796,10 @@ const WRAPPERS: Record<string, Analyzer> = {
   mapfile: read,
   readarray: read,
   getopts: (call, scan) => {
-    for (const name of call.args.slice(1, 2)) scan.forget(name.text);
+    for (const name of call.args.slice(1, 2)) {
+      if (subscriptRuns(name, scan, "getopts")) return;
+      scan.forget(name.text);
+    }
     scan.findings.reads();
   },
   printf: printfBuiltin,
@@ -776,12 +807,17 @@ const WRAPPERS: Record<string, Analyzer> = {
   true: harmlessBuiltin,
   false: harmlessBuiltin,
   ":": harmlessBuiltin,
-  test: harmlessBuiltin,
-  "[": harmlessBuiltin,
+  test: testBuiltin,
+  "[": testBuiltin,
   exit: harmlessBuiltin,
   return: harmlessBuiltin,
   shift: harmlessBuiltin,
-  wait: harmlessBuiltin,
+  wait: (call, scan) => {
+    const target = parseArgs(call.args, { shortWithValue: "p" }).get("p")?.value;
+    if (subscriptRuns(target, scan, "wait")) return;
+    if (target) scan.forget(target.text);
+    scan.findings.reads();
+  },
   jobs: harmlessBuiltin,
   break: harmlessBuiltin,
   continue: harmlessBuiltin,
@@ -845,6 +881,7 @@ const WRAPPERS: Record<string, Analyzer> = {
   unset: (call, scan) => {
     for (const name of call.args) {
       if (name.text.startsWith("-")) continue;
+      if (subscriptRuns(name, scan, "unset")) return;
       scan.forget(name.literal ? name.text : DYNAMIC); // a name computed at run time can be any variable
     }
     scan.findings.reads();
