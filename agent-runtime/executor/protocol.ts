@@ -121,6 +121,17 @@ export const ResultContent = z.union([
 export const ToolResultSchema = z.looseObject({
   content: z.array(ResultContent).max(10_000),
   details: z.unknown().optional(),
+  /**
+   * Credential values the executor withheld from this result (or partial result) before sending it: how many,
+   * and where they came from (files, `$VARIABLES`), never the values. The router logs it for the audit.
+   */
+  withheld: z
+    .strictObject({
+      count: z.number().int().nonnegative(),
+      sources: z.array(z.string().max(512)).max(64),
+      degraded: z.string().max(512).optional(),
+    })
+    .optional(),
 });
 export type ToolResultShape = z.infer<typeof ToolResultSchema>;
 

@@ -3,6 +3,7 @@
 // tools' HOME), and vetted files still hold the bytes the person approved (bash).
 import path from "node:path";
 import type { AgentToolResult, ExtensionContext } from "@earendil-works/pi-coding-agent";
+import { SecretFilter } from "../gate/result-filter.ts";
 import { pathTool, TOOL_TABLE } from "../tools/tool-table.ts";
 import { verifyVetted } from "../vetted-content.ts";
 import type { PiChildProcess, PiToolFactories, PiToolPaths } from "./pi-modules.ts";
@@ -57,6 +58,8 @@ type Update = (partial: ToolResultShape) => void;
 
 export class ToolRunner {
   private readonly load: () => Promise<ToolRunnerDeps>;
+  /** What the tools' credential files and variables hold, withheld from every result (result-filter.ts). */
+  private readonly secrets = new SecretFilter();
 
   /** `load` gives the dependencies (Pi's modules load on first use). */
   constructor(load: () => Promise<ToolRunnerDeps>) {
@@ -92,20 +95,26 @@ export class ToolRunner {
     const ctx = {
       model: request.options.modelInput ? { input: request.options.modelInput } : undefined,
     } as unknown as ExtensionContext;
+    // Credential values the tools could print are withheld here, before anything reaches Pi (issue 19, point 4).
+    const scope = { home: deps.toolEnv.HOME ?? "/", workspace: request.cwd, env: deps.toolEnv };
+    const filtered = (shape: ToolResultShape, final: boolean): ToolResultShape => {
+      const { result, withheld } = this.secrets.filter(shape, scope, { final });
+      return withheld ? { ...result, withheld } : result;
+    };
     let result: AgentToolResult<unknown>;
     try {
       result = await tool.execute(
         request.id,
         request.params as never,
         signal,
-        (partial: AgentToolResult<unknown>) => onUpdate(shapeOf(partial)),
+        (partial: AgentToolResult<unknown>) => onUpdate(filtered(shapeOf(partial), false)),
         ctx,
       );
     } catch (error) {
       const message = error instanceof Error ? error.message : String(error);
       throw new CallError(signal.aborted ? "aborted" : "tool_error", message);
     }
-    return shapeOf(result);
+    return filtered(shapeOf(result), true);
   }
 
   /** Pi's own definition of the tool (the one tool table's factory), with Pi's settings and our shell backend. */

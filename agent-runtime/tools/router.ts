@@ -22,6 +22,7 @@ import {
   type ToolOptions,
 } from "../executor/protocol.ts";
 import { readBounded } from "../gate/bounded-read.ts";
+import { SecretFilter } from "../gate/result-filter.ts";
 import type { Logger } from "../log.ts";
 import { readEffectivePolicy } from "../policy/policy-store.ts";
 import { userBashRefusal } from "../policy/user-bash-rule.ts";
@@ -103,6 +104,7 @@ export async function registerToolRouting(
   const routed = client !== undefined || configError !== undefined;
   const toolHome = env[TOOL_HOME_ENV] || env.HOME || "/";
   const settings = new SettingsCache(api);
+  const localSecrets = new SecretFilter();
   let piPaths: Promise<PiPaths> | undefined;
 
   if (client && created) {
@@ -157,8 +159,11 @@ export async function registerToolRouting(
           sessionEnv: sessionEnvironment(ctx),
         },
         signal,
-        (partial) => onUpdate?.(partial as AgentToolResult<unknown>),
+        (partial) =>
+          onUpdate?.({ content: partial.content, details: partial.details } as AgentToolResult<unknown>),
       );
+      // The executor withheld credential values before they crossed: the audit says which sources, never values.
+      if (result.withheld) logWithheld(log, tool, toolCallId, result.withheld);
       return { content: result.content, details: result.details } as AgentToolResult<unknown>;
     } catch (error) {
       // Pi turns a thrown error into the tool's error result: the executor's message is the local tool's own.
@@ -181,7 +186,18 @@ export async function registerToolRouting(
       }
     }
     const definition = piDefinition(api, tool, ctx.cwd, settings.toolOptions(ctx));
-    return definition.execute(toolCallId, params as never, signal, onUpdate, ctx);
+    // No executor: the tools run with Pi's environment and privileges, so this process withholds the values.
+    const scope = { home: toolHome, workspace: path.resolve(ctx.cwd), env };
+    const result = await definition.execute(
+      toolCallId,
+      params as never,
+      signal,
+      (partial) => onUpdate?.(localSecrets.filter(partial, scope, { final: false }).result),
+      ctx,
+    );
+    const { result: filtered, withheld } = localSecrets.filter(result, scope, { final: true });
+    if (withheld) logWithheld(log, tool, toolCallId, withheld);
+    return filtered;
   };
 
   for (const tool of ROUTED_TOOLS) {
@@ -253,6 +269,25 @@ export async function registerToolRouting(
   }
 
   return { mode: routed ? "executor" : "local", client };
+}
+
+/** The audit line for a result whose credential values were withheld (sources, never values). */
+function logWithheld(
+  log: Logger,
+  tool: string,
+  toolCallId: string,
+  withheld: { count: number; sources: string[]; degraded?: string | undefined },
+) {
+  log.warn(
+    {
+      tool,
+      toolCallId,
+      withheld: withheld.count,
+      sources: withheld.sources,
+      ...(withheld.degraded ? { secretFilterDegraded: withheld.degraded } : {}),
+    },
+    "tool result values withheld",
+  );
 }
 
 function refusal(why: string) {
