@@ -12,6 +12,7 @@ import type {
 } from "@earendil-works/pi-coding-agent";
 import { confirmPrompt } from "./gate/confirm-prompt.ts";
 import { decide, warmUp } from "./gate/decide.ts";
+import { ruleSentence } from "./gate/decision-table.ts";
 import { redactForLog } from "./gate/log-redact.ts";
 import { ownDir, pathContextFromEnv } from "./gate/path-context.ts";
 import { loadPiPaths } from "./gate/pi-paths.ts";
@@ -24,7 +25,7 @@ import { filterGrepContent, filterGrepText } from "./gate/search-result-filter.t
 import { loadBashParser } from "./gate/shell-parser.ts";
 import { createLogger } from "./log.ts";
 import { egressGuardState } from "./policy/egress-guard.ts";
-import { readEffectivePolicy } from "./policy/policy-store.ts";
+import { type PolicyMode, readEffectivePolicy } from "./policy/policy-store.ts";
 import { registerToolRouting } from "./tools/router.ts";
 import { pathTool } from "./tools/tool-table.ts";
 import { vettedApprovals } from "./vetted-content.ts";
@@ -239,7 +240,8 @@ function blockReason(
   policy: string,
   source: string,
 ): string {
-  const why = `${decision.classes.join(", ")}: ${decision.reasons.join("; ")}`;
+  const rule = decision.deciding ? `${ruleSentence(policy as PolicyMode, decision.deciding)}. ` : "";
+  const why = `${rule}${decision.classes.join(", ")}: ${decision.reasons.join("; ")}`;
   const head = {
     yes: "Blocked by the approval gate",
     "not-asked": "Blocked by the approval gate",

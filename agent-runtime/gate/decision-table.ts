@@ -26,6 +26,29 @@ export const DECISION_TABLE: Readonly<Record<EffectKind, Readonly<Record<PolicyM
   malformed: { auto: "block", ask: "block", "read-only": "block" },
 };
 
+/** What each row is about, for the sentence that tells the model and the person which rule decided. */
+export const EFFECT_NOUNS: Readonly<Record<EffectKind, string>> = {
+  "runs-shell": "shell commands",
+  reads: "reads",
+  "reads-secret": "credential reads",
+  writes: "writes and edits",
+  "writes-runs-later": "writes of files other programs run later",
+  "writes-unlisted": "writes to files the gate cannot name",
+  "changes-gate": "changes to the gate itself",
+  sends: "what may send data out",
+  "runs-file": "running local code",
+  "runs-unmodeled": "code the gate cannot model",
+  undecidable: "commands the gate cannot decide on",
+  "custom-tool": "custom tools",
+  malformed: "calls it cannot decide on",
+};
+
+/** "the read-only policy blocks shell commands": the deciding row as a sentence. */
+export function ruleSentence(mode: PolicyMode, row: AppliedRow): string {
+  const verb = { allow: "allows", confirm: "asks before", block: "blocks" }[row.decision];
+  return `${mode} policy ${verb} ${EFFECT_NOUNS[row.effect]}`;
+}
+
 const RANK: Record<GateDecision, number> = { allow: 0, confirm: 1, block: 2 };
 
 /** One row of the table as it applied to this call. */

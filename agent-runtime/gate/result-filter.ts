@@ -31,10 +31,8 @@ export function withholdSecrets<T extends ResultLike>(
   let count = 0;
   const clean = (text: string): string => {
     const out = redact(text, matcher);
-    if (out.sources.length > 0) {
-      count += out.sources.length;
-      for (const source of out.sources) sources.add(source);
-    }
+    count += out.count;
+    for (const source of out.sources) sources.add(source);
     return out.text;
   };
   const content = result.content.map((item) => {

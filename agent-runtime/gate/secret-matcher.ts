@@ -177,9 +177,13 @@ export class SecretMatcher {
 }
 
 /** `text` with every match replaced by a marker naming its source; the sources found. */
-export function redact(text: string, matcher: SecretMatcher): { text: string; sources: string[] } {
+export function redact(
+  text: string,
+  matcher: SecretMatcher,
+): { text: string; sources: string[]; count: number } {
   const matches = matcher.scan(text);
-  if (matches.length === 0) return { text, sources: [] };
+  if (matches.length === 0) return { text, sources: [], count: 0 };
+  let count = 0;
   matches.sort((a, b) => a.start - b.start || b.end - a.end);
   const sources = new Set<string>();
   let out = "";
@@ -196,9 +200,10 @@ export function redact(text: string, matcher: SecretMatcher): { text: string; so
     const start = Math.max(first.start, at);
     out += text.slice(at, start);
     out += `[withheld: credential value from ${[...names].join(", ")}]`;
+    count++;
     for (const name of names) sources.add(name);
     at = Math.max(at, end);
     i = j;
   }
-  return { text: out + text.slice(at), sources: [...sources] };
+  return { text: out + text.slice(at), sources: [...sources], count };
 }

@@ -10,7 +10,7 @@ import { readBounded } from "./bounded-read.ts";
 import { isCredentialVariable } from "./credential-variables.ts";
 import { listDirectory } from "./disk-walk.ts";
 import type { PathContext } from "./path-context.ts";
-import { type SecretValue, SecretMatcher } from "./secret-matcher.ts";
+import { SecretMatcher, type SecretValue } from "./secret-matcher.ts";
 import { sensitiveRuleByName } from "./sensitive-paths.ts";
 
 /** Folders a refresh may visit, credential files it may read, bytes per file and values kept. */
