@@ -30,9 +30,11 @@ import {
   Budget,
   InspectionLimit,
   MAX_COMMAND_CHARS,
+  MAX_PIPELINE_STAGES,
   MAX_SCRIPT_DEPTH,
   MAX_TREE_DEPTH,
   MAX_WRAPPER_DEPTH,
+  pipeOperators,
 } from "./shell-limits.ts";
 import { parseWithDeadline } from "./shell-parser.ts";
 import type {
@@ -107,6 +109,8 @@ interface Level {
   stdinToAll: boolean;
   /** The body (first named child) reads stdin from a redirection, heredoc or here-string. */
   stdinToBody: boolean;
+  /** The body's stdin is this file (`cmd < file`). */
+  stdinFile?: import("web-tree-sitter").Node;
   /** Inside an arithmetic context (`$(( ))`, `(( ))`, `[[ a -eq b ]]`, a subscript, a C-style for header). */
   arithmetic: boolean;
   /** Runs when the walk leaves this node (after its children). */
@@ -177,6 +181,10 @@ class ShellClassifier {
   private scanScript(script: string, frame: Frame) {
     if (frame.depth > MAX_SCRIPT_DEPTH) return this.findings.undecidable("shell nesting too deep to inspect");
     if (script.length > MAX_COMMAND_CHARS) return this.findings.undecidable("command too long to inspect");
+    if (pipeOperators(script, MAX_PIPELINE_STAGES) > MAX_PIPELINE_STAGES)
+      return this.findings.undecidable(
+        `more than ${MAX_PIPELINE_STAGES} pipeline stages, more than the gate parses`,
+      );
     this.budget.tick(1 + (script.length >> 10));
     frame.script = script;
     const tree = parseWithDeadline(this.parser, script, () => this.budget.expired());
@@ -213,7 +221,9 @@ class ShellClassifier {
               (level.stdinToAll ||
                 (level.type === "pipeline" && index > 0) ||
                 (level.stdinToBody && index === 0));
-            this.visitCommand(cursor.currentNode, frame, stdin);
+            const stdinFile =
+              level?.type === "redirected_statement" && index === 0 ? level.stdinFile : undefined;
+            this.visitCommand(cursor.currentNode, frame, stdin, stdinFile);
             break;
           }
           case "pipeline":
@@ -223,9 +233,15 @@ class ShellClassifier {
           case "heredoc_redirect":
             childLevel = { ...childLevel, stdinToAll: true };
             break;
-          case "redirected_statement":
-            childLevel = { ...childLevel, stdinToBody: hasInputRedirect(cursor.currentNode) };
+          case "redirected_statement": {
+            const input = this.inputRedirect(cursor.currentNode);
+            childLevel = {
+              ...childLevel,
+              stdinToBody: input.any,
+              ...(input.file ? { stdinFile: input.file } : {}),
+            };
             break;
+          }
           case "declaration_command":
             this.visitDeclaration(cursor.currentNode, frame);
             break;
@@ -399,7 +415,12 @@ class ShellClassifier {
     return { braces, ifsChanged: frame.ifsChanged, source: frame.script };
   }
 
-  private visitCommand(node: import("web-tree-sitter").Node, frame: Frame, stdinIsData: boolean): void {
+  private visitCommand(
+    node: import("web-tree-sitter").Node,
+    frame: Frame,
+    stdinIsData: boolean,
+    stdinFile: import("web-tree-sitter").Node | undefined,
+  ): void {
     const nameNode = node.childForFieldName("name");
     if (!nameNode) return; // assignments only (`A=1`): visited as variable_assignment
     const argumentNodes = node.childrenForFieldName("argument").filter((c) => c !== null);
@@ -407,21 +428,45 @@ class ShellClassifier {
     this.budget.tick(argumentNodes.length + ((node.endIndex - node.startIndex) >> 8));
     const words = decodeWords([nameNode, ...argumentNodes], frame.vars, this.decodeOptions(frame));
     const ownStdin = node.namedChildren.some((c) => c?.type === "herestring_redirect");
-    this.analyze(words, frame, stdinIsData || ownStdin, this.stdinFile(node, frame));
+    const input = stdinFile?.childForFieldName("destination");
+    this.analyze(
+      words,
+      frame,
+      stdinIsData || ownStdin,
+      input ? decodeWord(input, frame.vars, this.decodeOptions(frame)) : undefined,
+    );
   }
 
-  /** The file a command reads on stdin (`patch < x.diff`), when a literal `<` redirect gives one. */
-  private stdinFile(node: import("web-tree-sitter").Node, frame: Frame): ShellWord | undefined {
-    const parent = node.parent;
-    if (parent?.type !== "redirected_statement") return undefined;
-    for (const child of parent.namedChildren) {
-      if (child?.type !== "file_redirect") continue;
-      const operator = child.children.find((c) => c && !c.isNamed)?.text;
-      const destination = child.childForFieldName("destination");
-      if (operator === "<" && destination)
-        return decodeWord(destination, frame.vars, this.decodeOptions(frame));
+  /**
+   * Whether a redirected statement's body reads stdin (a `<` file, heredoc or here-string), and the `<` file.
+   * Walked with a cursor, one tick per redirection: a statement can carry thousands.
+   */
+  private inputRedirect(node: import("web-tree-sitter").Node): {
+    any: boolean;
+    file?: import("web-tree-sitter").Node;
+  } {
+    const cursor = node.walk();
+    let any = false;
+    let file: import("web-tree-sitter").Node | undefined;
+    try {
+      if (!cursor.gotoFirstChild()) return { any };
+      do {
+        this.budget.tick();
+        const type = cursor.nodeType;
+        if (type === "heredoc_redirect" || type === "herestring_redirect") any = true;
+        else if (type === "file_redirect") {
+          const redirect = cursor.currentNode;
+          const head = redirect.text.slice(0, 16);
+          if (/^\d*<(?!<)/.test(head)) {
+            any = true;
+            if (/^<(?![<&>])/.test(head)) file ??= redirect;
+          }
+        }
+      } while (cursor.gotoNextSibling());
+      return file ? { any, file } : { any };
+    } finally {
+      cursor.delete();
     }
-    return undefined;
   }
 
   private visitAssignment(node: import("web-tree-sitter").Node, frame: Frame, commandPrefix: boolean): void {
@@ -1446,16 +1491,6 @@ const ARITHMETIC_TEST_OPERATORS = new Set(["-eq", "-ne", "-lt", "-le", "-gt", "-
 const PROCESS_SUBSTITUTION_PATH = "/dev/fd/63";
 
 const NULL_DEVICES = new Set(["/dev/null", "/dev/stdout", "/dev/stderr", "/dev/tty", "-"]);
-
-/** A redirected statement whose body reads stdin from a file, heredoc or here-string. */
-function hasInputRedirect(node: import("web-tree-sitter").Node): boolean {
-  for (const child of node.namedChildren) {
-    if (!child) continue;
-    if (child.type === "heredoc_redirect" || child.type === "herestring_redirect") return true;
-    if (child.type === "file_redirect" && /^\d*<(?!<)/.test(child.text)) return true;
-  }
-  return false;
-}
 
 /** A word with nothing known but slashes: it could name any file. */
 function isFullyDynamic(form: string): boolean {
