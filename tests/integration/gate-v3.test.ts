@@ -131,6 +131,6 @@ for (const guard of [undefined, "enforcing"] as const) {
     const [log] = decisionLogs(pi);
     assert.equal(log?.unmodeled, guard ? "guard" : "confirmed");
     assert.equal(log?.guard, guard ?? "absent");
-    assert.ok((log?.effects as string[]).includes("runs-unmodeled"), JSON.stringify(log));
+    assert.ok(((log?.effects ?? []) as string[]).includes("runs-unmodeled"), JSON.stringify(log));
   });
 }
