@@ -1,6 +1,6 @@
 // The one way the gate, the router and the executor's checks read a file the tools may have written (issue 17
 // item 6): opened non-blocking (a FIFO or a device never hangs the reader), checked to be a regular file with
-// fstat, and read up to a byte bound. tests/unit/bounded-reads.test.ts fails if a raw read of a file is added
+// fstat, and read up to a byte bound. tests/unit/gate-bounded-reads.test.ts fails if a raw read of a file is added
 // anywhere else in these modules.
 import { closeSync, constants, fstatSync, openSync, readSync } from "node:fs";
 
