@@ -2,7 +2,9 @@
 // bounded and non-blocking, so extractions and patches are decided by the paths they write (issue 19). Formats the
 // gate does not read (xz, bzip2, 7z, rar, cpio…), and anything past the bounds, are "unknown".
 import path from "node:path";
-import { gunzipSync, zstdDecompressSync } from "node:zlib";
+// A namespace import: a named import of zstdDecompressSync would fail to link on a Node without it, before the
+// bundle's Node guard could say why (the guard runs first only if every static import links).
+import * as zlib from "node:zlib";
 import { BoundedFile, readBounded } from "./bounded-read.ts";
 
 export type Members = { members: string[] } | { unknown: string };
@@ -22,9 +24,11 @@ export function archiveMembers(file: string, tick: () => void): Members {
   if (magic.readUInt32LE(0) === 0x04034b50 || magic.readUInt32LE(0) === 0x06054b50)
     return zipMembers(file, tick);
   if (magic[0] === 0x1f && magic[1] === 0x8b)
-    return expandedTar(file, tick, (b) => gunzipSync(b, { maxOutputLength: MAX_EXPANDED_BYTES }));
+    return expandedTar(file, tick, (b) => zlib.gunzipSync(b, { maxOutputLength: MAX_EXPANDED_BYTES }));
   if (magic.readUInt32LE(0) === 0xfd2fb528)
-    return expandedTar(file, tick, (b) => zstdDecompressSync(b, { maxOutputLength: MAX_EXPANDED_BYTES }));
+    return expandedTar(file, tick, (b) =>
+      zlib.zstdDecompressSync(b, { maxOutputLength: MAX_EXPANDED_BYTES }),
+    );
   if (magic.length >= 262 && magic.toString("latin1", 257, 262) === "ustar")
     return expandedTar(file, tick, (b) => b);
   if (magic.length >= 512 && tarChecksumOk(magic)) return expandedTar(file, tick, (b) => b);

@@ -138,3 +138,13 @@ test("random bash-like text never throws and always yields a decision with reaso
     { numRuns: 3000, seed: 1010 },
   );
 });
+
+test("the time budget counts the deciding thread's CPU, not other threads' (a busy host or V8's own threads)", async () => {
+  const { Worker } = await import("node:worker_threads");
+  // Another thread of this process burns 100 ms of CPU while the deciding thread only waits.
+  const budget = new Budget(30);
+  const busy = new Worker("const end = Date.now() + 100; while (Date.now() < end);", { eval: true });
+  await new Promise((resolve) => busy.once("exit", resolve));
+  // Well under the 240 ms wall cap of a 30 ms budget; this thread used next to no CPU meanwhile.
+  assert.equal(budget.expired(), false, "another thread's CPU time was charged to the decision");
+});
