@@ -316,3 +316,86 @@ export async function endTree(
     await pause(POLL_MS);
   }
 }
+
+// ---------------------------------------------------------------- tools whose supervisor is gone
+
+/** The real uid and the seccomp filter count of a process, from /proc/<pid>/status (undefined: gone). */
+export function parseStatus(text: string): { uid: number; filters: number | undefined } | undefined {
+  const uid = /^Uid:\s+(\d+)/m.exec(text);
+  if (!uid) return undefined;
+  const filters = /^Seccomp_filters:\s+(\d+)/m.exec(text);
+  return { uid: Number(uid[1]), filters: filters ? Number(filters[1]) : undefined };
+}
+
+/** argv of a process (NUL-separated /proc/<pid>/cmdline), at most the first `max` entries. */
+function argvOf(procDir: string, pid: number, max = 2): string[] {
+  try {
+    return readFileSync(`${procDir}/${pid}/cmdline`, "latin1").split("\0").slice(0, max);
+  } catch {
+    return [];
+  }
+}
+
+export interface OrphanSweep {
+  toolsUid: number;
+  /** The tools have a uid of their own (root start): every process of that uid is a tool. */
+  wholeUid: boolean;
+  /** The helper binary: a live supervisor is `<helper> --supervise …`. */
+  helper: string;
+}
+
+/**
+ * Tool processes no live supervisor holds any more (their supervisor was killed: an earlier bridge's, or one
+ * that died with its pair) are ended. A tool is a process of the tools' uid that carries more seccomp filters
+ * than this process (every tool inherits the supervisor's filter, which the bridge never has; no tool can drop
+ * a filter), or any process of that uid when it is theirs alone. It is held when one of its ancestors is a live
+ * supervisor: `<helper> --supervise` with no more filters than us (a tool can run the helper, not shed its
+ * filter). Returns how many processes were ended.
+ */
+export function sweepOrphanTools(sweep: OrphanSweep, procDir = "/proc"): number {
+  const own = parseStatus(readText(`${procDir}/self/status`) ?? "");
+  const mine = own?.filters;
+  const snapshot = snapshotProcesses({ procDir });
+  const byPid = new Map(snapshot.map((info) => [info.pid, info]));
+  const status = new Map<number, { uid: number; filters: number | undefined }>();
+  for (const info of snapshot) {
+    const parsed = parseStatus(readText(`${procDir}/${info.pid}/status`) ?? "");
+    if (parsed) status.set(info.pid, parsed);
+  }
+  const isSupervisor = (pid: number) => {
+    const s = status.get(pid);
+    if (!s || (mine !== undefined && s.filters !== undefined && s.filters > mine)) return false;
+    const [argv0, argv1] = argvOf(procDir, pid);
+    return argv0 === sweep.helper && argv1 === "--supervise";
+  };
+  const isTool = (pid: number) => {
+    const s = status.get(pid);
+    if (!s || s.uid !== sweep.toolsUid || isSupervisor(pid)) return false;
+    if (sweep.wholeUid) return true;
+    return mine !== undefined && s.filters !== undefined && s.filters > mine;
+  };
+  const protect = protectedPids();
+  const orphans: number[] = [];
+  for (const info of snapshot) {
+    if (!isLive(info) || protect.has(info.pid) || !isTool(info.pid)) continue;
+    let held = false;
+    let parent = info.ppid;
+    for (let depth = 0; depth < 64 && parent > 1; depth++) {
+      if (isSupervisor(parent)) {
+        held = true;
+        break;
+      }
+      parent = byPid.get(parent)?.ppid ?? 0;
+    }
+    if (!held) orphans.push(info.pid);
+  }
+  return orphans.length === 0 ? 0 : freezeThenKill({ pids: orphans }, protect).length;
+}
+
+function readText(file: string): string | undefined {
+  try {
+    return readFileSync(file, "latin1");
+  } catch {
+    return undefined;
+  }
+}

@@ -699,6 +699,8 @@ static void child_main(const struct supervise_options *o, int setup, pid_t paren
   /* If the supervisor dies, the executor goes with it (its tools are then found by the bridge's sweep). */
   prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0);
   if (getppid() != parent) _exit(1);
+  /* The supervisor is non-dumpable; the tools' process must be an ordinary one of its uid (its /proc files its own). */
+  prctl(PR_SET_DUMPABLE, 1, 0, 0, 0);
   /* Nothing of ours but stdio, the channel and the setup socket reaches the executor. */
   int keep_low = setup < o->channel_fd ? setup : o->channel_fd;
   int keep_high = setup < o->channel_fd ? o->channel_fd : setup;
