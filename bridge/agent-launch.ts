@@ -155,12 +155,17 @@ export class ExecutorChild {
       );
     }
     this.exited = new Promise((resolve) => {
-      this.child.on("close", (code, signal) => {
+      const settle = (code: number | null, signal: NodeJS.Signals | null) => {
+        if (this.exitInfo) return;
         const failure =
           this.landlock && !this.landlock.enforced ? (this.landlock.error ?? "not enforced") : undefined;
         this.exitInfo = { code, signal, landlockFailure: failure };
         resolve(this.exitInfo);
-      });
+      };
+      this.child.on("close", settle);
+      // A supervisor killed before it could end its tools leaves them holding its stderr: its exit counts, after
+      // a moment for the last report lines to arrive.
+      this.child.on("exit", (code, signal) => setTimeout(() => settle(code, signal), 500).unref());
     });
   }
 
@@ -439,6 +444,7 @@ export function sweepLeftoverTools(launch: AgentLaunch | undefined): number {
   if (!launch || !supervised) return 0;
   return sweepOrphanTools({
     toolsUid: supervised.toolsUid,
+    oomScoreAdj: supervised.options.oomScoreAdj,
     wholeUid: supervised.wholeUid,
     helper: launch.spec.executor.file,
   });
