@@ -38,7 +38,13 @@ describe("egress tiers", () => {
       [{ seccompNotify: false, notifyAddfd: false }, "no-inet", false, "degraded"],
       [{ seccompFilter: false, seccompNotify: false, notifyAddfd: false }, "none", true, "degraded"],
       [
-        { seccompFilter: false, seccompNotify: false, notifyAddfd: false, landlockAbi: 2, landlockNet: false },
+        {
+          seccompFilter: false,
+          seccompNotify: false,
+          notifyAddfd: false,
+          landlockAbi: 2,
+          landlockNet: false,
+        },
         "none",
         false,
         "degraded",
@@ -46,7 +52,11 @@ describe("egress tiers", () => {
     ];
     for (const [over, filter, landlockTcp, guard] of cases) {
       const tier = egressTier({ ...FULL, ...over });
-      assert.deepEqual([tier.filter, tier.landlockTcp, tier.guard], [filter, landlockTcp, guard], JSON.stringify(over));
+      assert.deepEqual(
+        [tier.filter, tier.landlockTcp, tier.guard],
+        [filter, landlockTcp, guard],
+        JSON.stringify(over),
+      );
     }
     // Every degraded tier says what is open or closed; only the last one is open, and says so.
     const last = EGRESS_TIERS.at(-1)?.tier;
@@ -98,7 +108,12 @@ describe("the tools' task cap", () => {
     assert.equal(processBudget(from({ "/sys/fs/cgroup/pids.max": "64" })).toolsNproc, 32);
     assert.equal(processBudget(from({ "/sys/fs/cgroup/pids.max": "20" })).toolsNproc, 16);
     assert.equal(processBudget(from({ "/sys/fs/cgroup/pids.max": "100000" })).reserve, 512);
-    for (const files of [{ "/sys/fs/cgroup/pids.max": "max" }, {}, { "/sys/fs/cgroup/pids.max": "junk" }]) {
+    const unbudgeted: Record<string, string>[] = [
+      { "/sys/fs/cgroup/pids.max": "max" },
+      {},
+      { "/sys/fs/cgroup/pids.max": "junk" },
+    ];
+    for (const files of unbudgeted) {
       const budget = processBudget(from(files));
       assert.equal(budget.toolsNproc, UNBUDGETED_TOOLS_NPROC);
       assert.equal(budget.containerMax, null);
