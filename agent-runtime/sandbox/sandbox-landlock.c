@@ -188,17 +188,27 @@ int landlock_nest(int scoped) {
   int abi = landlock_abi();
   if (abi < 1) return 0;
   /* Handles one right nobody unprivileged has anyway (mknod of block devices) and grants it nowhere; with
-   * ABI 6 the scopes close signals and abstract sockets towards everything outside the call. */
-  struct ll_ruleset_attr attr = {.handled_access_fs = FS_MAKE_BLOCK, .handled_access_net = 0, .scoped = 0};
+   * ABI 6 the scopes close signals and abstract sockets towards everything outside the call. From ABI 2 every
+   * ruleset denies linking and renaming across directories (REFER) unless a rule grants it, even when it does
+   * not handle it: the nested domain grants it everywhere, so the executor's domain alone decides (git, mv). */
+  uint64_t handled = FS_MAKE_BLOCK | (abi >= 2 ? FS_REFER : 0);
+  struct ll_ruleset_attr attr = {.handled_access_fs = handled, .handled_access_net = 0, .scoped = 0};
   if (scoped && abi >= 6) attr.scoped = SCOPE_SIGNAL | SCOPE_ABSTRACT_UNIX_SOCKET;
   int ruleset = (int)syscall(__NR_landlock_create_ruleset, &attr, attr_size_for_abi(abi), 0U);
   if (ruleset < 0) return -1;
-  if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0 || syscall(__NR_landlock_restrict_self, ruleset, 0U) != 0) {
-    int err = errno;
-    close(ruleset);
+  int err = 0;
+  if (abi >= 2) {
+    int root = open("/", O_PATH | O_CLOEXEC | O_DIRECTORY);
+    struct ll_path_beneath_attr everywhere = {.allowed_access = FS_REFER, .parent_fd = root};
+    if (root < 0 || syscall(__NR_landlock_add_rule, ruleset, LL_RULE_PATH_BENEATH, &everywhere, 0U) != 0) err = errno;
+    if (root >= 0) close(root);
+  }
+  if (!err && (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0 || syscall(__NR_landlock_restrict_self, ruleset, 0U) != 0))
+    err = errno;
+  close(ruleset);
+  if (err) {
     errno = err;
     return -1;
   }
-  close(ruleset);
   return 0;
 }

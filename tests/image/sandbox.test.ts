@@ -1,6 +1,6 @@
 // Issues 17 (tool processes, the process budget) and 18 (egress guarded by the OS), in the real image, in the
 // three launch modes, with real Pi, the scripted model and the policy at `auto`. Each container has a network
-// namespace of its own (NetworkMode "none"): its loopback, and a dummy interface with 203.0.113.7 and
+// namespace of its own (NetworkMode "none"): its loopback, and a veth interface with 203.0.113.7 and
 // 2001:db8::7, an address that exists only there, where a sink counts every connection and datagram and tcpdump
 // every packet. The scripted model and the bridge are reached through unix sockets in a bind-mounted folder.
 // A derived, test-only image adds iproute2, tcpdump, Python and the compiled probe (tests/image/fixtures).
@@ -221,6 +221,8 @@ async function start(t: TestContext, mode: Mode): Promise<Running> {
       // Only for root's setup through docker exec (the dummy interface, tcpdump); no tool runs as root.
       CapAdd: ["NET_ADMIN"],
       PidsLimit: PIDS_LIMIT,
+      // IPv6 in the container's own namespace (Docker turns it off without an IPv6 network).
+      Sysctls: { "net.ipv6.conf.all.disable_ipv6": "0", "net.ipv6.conf.default.disable_ipv6": "0" },
       Binds: [`${seed}:/pi-seed:ro`, `${relayDir}:/relay`],
     },
   });
@@ -253,16 +255,18 @@ async function start(t: TestContext, mode: Mode): Promise<Running> {
   const setup = await root(
     [
       "ip link set lo up",
-      "ip link add dummy0 type dummy",
-      "ip link set dummy0 up",
-      `ip addr add ${TARGET.v4}/24 dev dummy0`,
-      `(sysctl -qw net.ipv6.conf.dummy0.disable_ipv6=0; ip -6 addr add ${TARGET.v6}/64 dev dummy0 nodad) || echo NO_IPV6`,
+      // A veth pair (this kernel has no dummy interfaces): the test destination lives on veth0.
+      "ip link add veth0 type veth peer name veth1",
+      "ip link set veth0 up",
+      "ip link set veth1 up",
+      `ip addr add ${TARGET.v4}/24 dev veth0`,
+      `ip -6 addr add ${TARGET.v6}/64 dev veth0 nodad`,
       `echo 'nameserver ${TARGET.v4}' > /etc/resolv.conf`,
       `printf '%s\\n' '${secret}' > /workspace/secret.txt && chmod 644 /workspace/secret.txt`,
       `nohup tcpdump -i any -n -U -w /run/egress.pcap 'host ${TARGET.v4} or host ${TARGET.v6}' > /run/tcpdump.log 2>&1 &`,
       `nohup node /opt/sandbox-test/sandbox-infra.mjs '${JSON.stringify(infra)}' > /run/infra.log 2>&1 &`,
       "echo SETUP_DONE",
-    ].join("; "),
+    ].join("\n"),
   );
   assert.match(setup, /SETUP_DONE/, setup);
   await until(async () => (await root("cat /run/infra.log")).includes("INFRA_READY"), 20_000, "the infra");
@@ -274,6 +278,10 @@ async function start(t: TestContext, mode: Mode): Promise<Running> {
   const { client } = await TestClient.connect(`ws+unix://${path.join(relayDir, "bridge.sock")}:/v1/rpc`, {
     token,
     clientId: "the-person",
+  }).catch(async (error: Error) => {
+    throw new Error(
+      `${error.message}\ninfra: ${await root("cat /run/infra.log")}\nbridge: ${(await logs()).slice(-3000)}`,
+    );
   });
   t.after(() => client.close());
   let n = 0;
@@ -360,6 +368,7 @@ describe("the tools' OS boundary in the image: processes and egress", { timeout:
       const results = JSON.parse(line) as Record<string, string>;
       for (const client of ["fetch", "httpLocalhost", "socket", "curl", "devTcp", "python"])
         assert.equal(results[client], "pong", `${client}: ${line}`);
+      assert.equal(results.gitSetup, "", line);
       assert.equal(results.gitClone, "", line);
       assert.equal(results.gitLog, "first", line);
 
@@ -417,10 +426,10 @@ describe("the tools' OS boundary in the image: processes and egress", { timeout:
       // 4. The tools fill their budget and try to kill their executor; the others keep their reserve.
       await r.as(
         mode.user === "1000" ? "1000" : "root",
-        `nohup python3 /opt/sandbox-test/sbx-standin.py ${PORTS.sbx} > /run/sbx.log 2>&1 &`,
+        `nohup python3 /opt/sandbox-test/sbx-standin.py ${PORTS.sbx} > /tmp/sbx-standin.log 2>&1 &`,
       );
       await until(
-        async () => (await r.root("cat /run/sbx.log")).includes("SBX_READY"),
+        async () => (await r.root("cat /tmp/sbx-standin.log")).includes("SBX_READY"),
         10_000,
         "the sbx stand-in",
       );

@@ -432,6 +432,28 @@ describe("tool executor", { skip: !isRoot ? "needs root to switch uids (CI runs 
     assert.match(flat, /SIGNAL_OTHER_CALL:OPEN/);
   });
 
+  it("a call's nested domain still lets a tool link and rename across directories (git push to a local repository)", {
+    skip: landlockAbi < 2 ? "kernel without Landlock ABI 2" : false,
+  }, async (t) => {
+    const { workspace, home } = toolDirs(t);
+    const ex = startExecutor(t, { workspace, home, uid: NOBODY, gid: NOGROUP, landlock: true });
+    assert.equal((await ex.client.hello).shell.nested, true);
+    // Landlock denies cross-directory links and renames (REFER) in any domain that does not grant them.
+    const result = await ex.client.call(
+      call(
+        "bash",
+        {
+          command:
+            "git init -q --bare -b main r.git && git init -q -b main w && git -C w -c user.email=a@b -c user.name=a commit -q --allow-empty -m x && git -C w push -q ../r.git HEAD:refs/heads/main && echo PUSHED",
+        },
+        workspace,
+      ),
+      undefined,
+      () => {},
+    );
+    assert.match((result.content[0] as { text: string }).text, /PUSHED/);
+  });
+
   it("user_bash streams raw bytes and the exit code; abort ends it", async (t) => {
     const { workspace, home } = toolDirs(t);
     const ex = startExecutor(t, { workspace, home, uid: NOBODY, gid: NOGROUP, landlock: true });

@@ -149,6 +149,7 @@ describe("the tools' supervisor", {
     assert.equal(results.curl, "pong");
     assert.equal(results.devTcp, "pong");
     if (existsSync("/usr/bin/python3")) assert.equal(results.python, "pong");
+    assert.equal(results.gitSetup, "", JSON.stringify(results));
     assert.equal(results.gitClone, "");
     assert.equal(results.gitLog, "first", JSON.stringify(results));
     // Every one of those connects went through the supervisor (the guard cannot be silently absent).
