@@ -165,6 +165,42 @@ describe("the tools' supervisor", {
     );
   });
 
+  it("without Landlock's TCP rule (kernels before 6.7) nothing continues in the kernel: the supervisor performs unix connects too, and they work", {
+    skip: !guarded ? "no seccomp user notification with ADDFD on this kernel" : false,
+  }, async (t) => {
+    const { workspace, home } = scratch(t);
+    // A unix stream server and datagram socket (a relative path, from the tool's cwd), and loopback TCP.
+    const program = [
+      "/usr/bin/python3",
+      "-c",
+      [
+        "import os, socket, threading",
+        "srv = socket.socket(socket.AF_UNIX); srv.bind('s.sock'); srv.listen(1)",
+        "threading.Thread(target=lambda: srv.accept()[0].sendall(b'unix-ok'), daemon=True).start()",
+        "c = socket.socket(socket.AF_UNIX); before = os.fstat(c.fileno()).st_ino; c.connect('s.sock'); print(c.recv(16).decode())",
+        // The supervisor's own socket now sits at the tool's fd: not the kernel continuing the tool's connect.
+        "print('replaced' if os.fstat(c.fileno()).st_ino != before else 'continued')",
+        "d = socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM); d.bind(os.path.abspath('d.sock'))",
+        "e = socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM); e.connect(os.path.abspath('d.sock')); e.send(b'dgram-ok'); print(d.recv(16).decode())",
+        "t = socket.socket(); t.bind(('127.0.0.1', 0)); t.listen(1)",
+        "u = socket.create_connection(t.getsockname(), 5); print('tcp-ok' if t.accept() else 'no')",
+      ].join("\n"),
+    ];
+    const s = supervise(t, {
+      program,
+      cwd: workspace,
+      uid: NOBODY,
+      rules: rules(workspace, home).filter((arg) => arg !== "--net-tcp"),
+      filter: "notify",
+    });
+    await s.reports.waitFor((r) => r.type === "exit", 30_000);
+    await s.died;
+    const ready = s.reports.items.find((r) => r.type === "ready");
+    assert.equal(ready?.type === "ready" && ready.landlockTcp, false);
+    for (const word of ["unix-ok", "replaced", "dgram-ok", "tcp-ok"])
+      assert.match(s.output(), new RegExp(`^${word}$`, "m"), s.output());
+  });
+
   it("what a program leaves behind (own session, empty environment, double fork) ends with it, and with the bridge's control channel", async (t) => {
     const { workspace } = scratch(t);
     const first = supervise(t, {

@@ -303,6 +303,13 @@ describe("isolation report", () => {
     const passwd =
       "root:x:0:0::/root:/bin/sh\nagent:x:1000:1000::/home/agent:/bin/sh\npi:x:999:999::/x:/bin/false\n";
     assert.equal(isolationCapability({ startUid: 0, landlock: kernel(7), passwd }).expected, "isolated");
+    const noNotify = isolationCapability({
+      startUid: 0,
+      landlock: kernel(7, { seccompNotify: false, notifyAddfd: false }),
+      passwd,
+    });
+    assert.equal(noNotify.expected, "degraded");
+    assert.match(noNotify.reasons.join(), /egress: .*no inet socket/);
     const asUser = isolationCapability({ startUid: 1000, landlock: kernel(7), passwd });
     assert.equal(asUser.expected, "degraded");
     assert.match(asUser.reasons.join(), /uid 1000/);
