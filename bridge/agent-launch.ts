@@ -306,7 +306,7 @@ export class ExecutorChild {
 }
 
 /** Pi's first answer (to the bridge's probes): from then on the executor's boot no longer delays Pi's. */
-const isPiResponse = (raw: string) => raw.startsWith('{"type":"response"');
+const isPiResponse = (raw: string) => raw.includes('"type":"response"');
 
 /**
  * The pair as one agent unit: the bridge talks to Pi; the executor lives and dies with it. If the executor
