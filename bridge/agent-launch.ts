@@ -82,6 +82,8 @@ export interface ExecutorExit {
 export type SupervisorReady = Extract<SupervisorMessage, { type: "ready" }>;
 
 const MAX_EGRESS_LISTENERS = 16;
+/** Refused connects logged per second at most (a tool looping on refused connects must not flood the log). */
+const REFUSED_LOGS_PER_SECOND = 20;
 
 /**
  * The tool executor, under its supervisor when the helper is installed: stderr goes to the bridge's log; its
@@ -103,6 +105,7 @@ export class ExecutorChild {
   private readonly early: { level: "info" | "warn" | "error"; fields: object; msg: string }[] = [];
   private readonly egressListeners = new Set<(event: EgressEvent) => void>();
   private released = false;
+  private refusedLog = { second: 0, logged: 0, suppressed: 0 };
 
   constructor(spec: ExecutorSpawnSpec, cwd: string, runMarker: { name: string; value: string }) {
     const supervised = spec.supervised;
@@ -184,7 +187,7 @@ export class ExecutorChild {
       case "connect":
       case "datagram":
         for (const listener of this.egressListeners) listener(message);
-        if (message.verdict === "refused") this.logAs("warn", { egress: message }, "tool egress refused");
+        if (message.verdict === "refused") this.logRefused(message);
         return;
       case "dropped":
         this.logAs("warn", { events: message.events }, "the tool supervisor dropped egress events");
@@ -195,6 +198,22 @@ export class ExecutorChild {
       default:
         this.logAs("info", { supervisor: message }, "tool supervisor");
     }
+  }
+
+  private logRefused(event: EgressEvent): void {
+    const second = Math.floor(Date.now() / 1000);
+    const budget = this.refusedLog;
+    if (budget.second !== second) {
+      if (budget.suppressed > 0)
+        this.logAs("warn", { suppressed: budget.suppressed }, "tool egress refused (more, not logged)");
+      this.refusedLog = { second, logged: 0, suppressed: 0 };
+    }
+    if (this.refusedLog.logged >= REFUSED_LOGS_PER_SECOND) {
+      this.refusedLog.suppressed++;
+      return;
+    }
+    this.refusedLog.logged++;
+    this.logAs("warn", { egress: event }, "tool egress refused");
   }
 
   /** The bridge's end of the channel (handed to Pi, then closed here). */
