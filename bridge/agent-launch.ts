@@ -484,8 +484,6 @@ let generation = 0;
 export function startAgent(launch: AgentLaunch): AgentPair {
   const runId = `${launch.markerPrefix}${bootNonce}-${generation++}`;
   const { spec } = launch;
-  // What an earlier bridge's (or pair's) tools left with no supervisor above them goes first.
-  sweepLeftoverTools(launch);
   const executor = new ExecutorChild(spec.executor, spec.cwd, { name: RUN_MARKER_ENV, value: runId });
   const channel = executor.channel;
   const session = launch.session ? sessionArgv(launch.session.dir, launch.session.current) : [];
@@ -500,6 +498,9 @@ export function startAgent(launch: AgentLaunch): AgentPair {
   });
   // Only Pi and the executor hold the channel from here on; the bridge never reads it.
   channel.destroy();
+  // What an earlier bridge's (or pair's) tools left with no supervisor above them goes now, while Pi boots (the
+  // new pair's tools are held by their live supervisor; the executor is not even started yet).
+  sweepLeftoverTools(launch);
   const pair = new AgentPair(pi, executor, runId, launch);
   launch.onStart?.(pair);
   return pair;
