@@ -13,6 +13,7 @@
 // of rounds, a bounded /proc listing, no recursion. (pid, start time) names one process: every signal to a
 // single process is preceded by a fresh read of its start time, so a reused pid is never signalled.
 import { opendirSync, readFileSync, readlinkSync } from "node:fs";
+import path from "node:path";
 
 export interface ProcInfo {
   pid: number;
@@ -342,7 +343,7 @@ export interface OrphanSweep {
   oomScoreAdj: number;
   /** The tools have a uid of their own (root start): every process of that uid is a tool. */
   wholeUid: boolean;
-  /** The helper binary: a live supervisor is `<helper> --supervise …`. */
+  /** The helper binary: a live supervisor is `…/<its name> --supervise …` (any install of it). */
   helper: string;
 }
 
@@ -352,8 +353,8 @@ export interface OrphanSweep {
  * leave it; another container's processes on a shared host are in theirs), with the tools' OOM score, that
  * carries more seccomp filters than this process (every tool inherits the supervisor's filter, which the bridge
  * never has; no tool can drop a filter) or has a uid that is theirs alone. It is held when one of its ancestors
- * is a live supervisor: `<helper> --supervise` with no more filters than us (a tool can run the helper, not shed
- * its filter). Returns how many processes were ended.
+ * is a live supervisor (this bridge's or another's): the helper run with `--supervise` and no more filters than
+ * us (a tool can run the helper, not shed its filter). Returns how many processes were ended.
  */
 export function sweepOrphanTools(sweep: OrphanSweep, procDir = "/proc"): number {
   const own = parseStatus(readText(`${procDir}/self/status`) ?? "");
@@ -364,11 +365,14 @@ export function sweepOrphanTools(sweep: OrphanSweep, procDir = "/proc"): number 
     const parsed = parseStatus(readText(`${procDir}/${info.pid}/status`) ?? "");
     if (parsed) status.set(info.pid, parsed);
   }
+  // Any helper's supervisor counts, whatever its install path (another bridge's on a shared host): what a tool
+  // cannot fake is the filter count, not the path (it can run the helper itself).
+  const helperName = path.basename(sweep.helper);
   const isSupervisor = (pid: number) => {
     const s = status.get(pid);
     if (!s || (mine !== undefined && s.filters !== undefined && s.filters > mine)) return false;
     const [argv0, argv1] = argvOf(procDir, pid);
-    return argv0 === sweep.helper && argv1 === "--supervise";
+    return argv0 !== undefined && path.basename(argv0) === helperName && argv1 === "--supervise";
   };
   const ownNamespace = readLink(`${procDir}/self/ns/pid`);
   const isTool = (pid: number) => {

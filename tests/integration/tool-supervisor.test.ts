@@ -243,8 +243,9 @@ describe("the tools' supervisor", {
         if (orphan !== undefined) process.kill(orphan, "SIGKILL");
       } catch {}
     });
-    // Held by a live supervisor: the sweep leaves it alone.
+    // Held by a live supervisor: the sweep leaves it alone, even a sweep by a bridge installed elsewhere.
     sweepOrphanTools(sweepOf(false));
+    sweepOrphanTools({ ...sweepOf(true), helper: "/another/install/landlock-exec" });
     assert.deepEqual(withCmdline(`sleep-c${RUN}`), [orphan], "a live supervisor's tool was swept");
     process.kill(s.pid, "SIGKILL");
     await s.died;
