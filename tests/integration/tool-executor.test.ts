@@ -389,10 +389,11 @@ describe("tool executor", { skip: !isRoot ? "needs root to switch uids (CI runs 
       const ex = startExecutor(t, { workspace, home, uid: NOBODY, gid: NOGROUP, landlock: true, nest });
       assert.equal((await ex.client.hello).shell.nested, nest);
       const pidFile = path.join(workspace, `other-call-${nest}.pid`);
-      // Another call, still running while the probe runs.
+      // Another call, still running while the probe runs (aborted at the end: its helper ends it).
+      const stopOther = new AbortController();
       const other = ex.client.call(
         call("bash", { command: `echo $$ > ${pidFile}; sleep 1000` }, workspace),
-        undefined,
+        stopOther.signal,
         () => {},
       );
       other.catch(() => {});
@@ -419,6 +420,8 @@ describe("tool executor", { skip: !isRoot ? "needs root to switch uids (CI runs 
         undefined,
         () => {},
       );
+      stopOther.abort();
+      await assert.rejects(other, /aborted/);
       return (result.content[0] as { text: string }).text;
     };
     const nested = await probe(true);
