@@ -252,6 +252,35 @@ export const Isolation = z.strictObject({
     tokenScrubbed: Protection,
     /** Built-in tools and `!` commands run in the tool executor, not in Pi's process. */
     executorRouting: Protection,
+    /**
+     * The tools' network (issue 18): loopback only, the rest through the egress proxy or an approved call.
+     * `guard` is what the kernel lets the supervisor enforce; `mode` the operator's network mode.
+     */
+    egress: z.strictObject({
+      active: z.boolean(),
+      guard: z.enum(["enforcing", "degraded", "off"]),
+      mode: z.enum(["lockdown", "registries", "open"]),
+      filter: z.enum(["notify", "no-inet", "none"]).nullable(),
+      kernel: z.strictObject({
+        landlockAbi: z.number().int(),
+        landlockNet: z.boolean(),
+        seccompFilter: z.boolean(),
+        seccompNotify: z.boolean(),
+        notifyAddfd: z.boolean(),
+      }),
+      detail: z.string(),
+    }),
+    /**
+     * Tool processes end with their call, their pair and the bridge (a subreaper above each); they hold at most
+     * `nproc` tasks, below the container's budget; the OOM killer takes them first.
+     */
+    toolProcesses: z.strictObject({
+      active: z.boolean(),
+      nproc: z.number().int().nullable(),
+      containerPids: z.number().int().nullable(),
+      oomScoreAdj: z.number().int().nullable(),
+      detail: z.string(),
+    }),
   }),
 });
 export type Isolation = z.infer<typeof Isolation>;

@@ -319,9 +319,14 @@ async function attackRun(t: TestContext, r: Running) {
   // Attack 3: the agent's own program hunts for a token and approves whatever the person has not answered.
   const thief = await r.tool(`WRITE /workspace/steal.js ${thiefScript(r.port)}`);
   assert.equal(thief.isError, false, thief.text);
-  const launched = await r.tool("BASH nohup node /workspace/steal.js > /workspace/steal.out 2>&1 &");
-  assert.equal(launched.isError, false, launched.text);
   const dialog = await r.promptUntilDialog("BASH git push origin main; touch /workspace/PUSHED");
+  // The thief runs while that dialog is pending, as a person's `!` command (a tool call's background process
+  // would end with its call).
+  const launched = await r.client.request(
+    { type: "bash", id: "thief", command: "node /workspace/steal.js > /workspace/steal.out 2>&1" },
+    90_000,
+  );
+  assert.equal(launched.success, true, JSON.stringify(launched));
   const thiefDeadline = Date.now() + 40_000;
   while (!(await r.root("cat /workspace/steal.out 2>/dev/null")).includes("THIEF_DONE")) {
     if (Date.now() > thiefDeadline)

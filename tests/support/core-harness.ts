@@ -251,6 +251,21 @@ export const ISOLATION: Isolation = {
     toolEnvScrubbed: { active: true, detail: "test" },
     tokenScrubbed: { active: true, detail: "test" },
     executorRouting: { active: true, detail: "test" },
+    egress: {
+      active: true,
+      guard: "enforcing",
+      mode: "registries",
+      filter: "notify",
+      kernel: {
+        landlockAbi: 7,
+        landlockNet: true,
+        seccompFilter: true,
+        seccompNotify: true,
+        notifyAddfd: true,
+      },
+      detail: "test",
+    },
+    toolProcesses: { active: true, nproc: 1000, containerPids: 2000, oomScoreAdj: 1000, detail: "test" },
   },
 };
 
