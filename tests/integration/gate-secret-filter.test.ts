@@ -130,8 +130,15 @@ describe("the secret filter through the bridge and the tool executor", {
     const encoded = Buffer.from(program).toString("base64");
     const written = await tool(`WRITE payload.b64 ${encoded}`);
     assert.doesNotMatch(written, /isError":true/);
+    const status = await client.request({ type: "bridge_status", id: `st${++n}` });
+    const guard = (status.data as { isolation: { protections: { egress: { guard: string } } } }).isolation
+      .protections.egress.guard;
     const output = await tool('BASH python3 -c "$(base64 -d payload.b64)"');
-    assert.ok(dialogs.length >= 1, "the obfuscated script is code the gate cannot model: it asked");
+    // Code the gate cannot model asks, unless the egress guard enforces (then it cannot send anything out
+    // without a dialog, and runs): either way its output passes the filter.
+    if (guard === "enforcing")
+      assert.equal(dialogs.length, 0, "the guard enforces: no dialog for unmodeled code");
+    else assert.ok(dialogs.length >= 1, "the obfuscated script is code the gate cannot model: it asked");
     assert.match(output, /withheld 4 credential values/);
     assert.match(output, /\.env/);
     assert.match(output, /\$DEPLOY_TOKEN/);
