@@ -10,9 +10,11 @@ import { say, startScriptedModel } from "../agent-runtime/dev/scripted-model.ts"
 import { JsonlDecoder } from "../agent-runtime/jsonl.ts";
 import { findPiInstall } from "../agent-runtime/pi-install.ts";
 import { BridgeClient } from "../bridge/client.ts";
+import { clientProof, deriveKey, newNonce } from "../bridge/handshake.ts";
 import { Journal } from "../bridge/journal.ts";
 import { RingSink } from "../bridge/network.ts";
 import { piArgv } from "../bridge/pi-child.ts";
+import { PROTOCOL_VERSION } from "../bridge/protocol.ts";
 import { ReplayRing } from "../bridge/replay-ring.ts";
 
 const root = path.resolve(import.meta.dirname, "..");
@@ -100,33 +102,46 @@ async function startNetworkBridge(
 
 type Frame = { type: string; seq?: number; t?: string; [k: string]: unknown };
 
+const benchKey = deriveKey(TOKEN);
+
+/** A protocol-2 connection: the challenge, the hello with its proof, then the welcome (timed from the hello). */
 function connect(port: number, onFrame: (text: string) => void, resume?: { epoch: string; lastSeq: number }) {
   const ws = new WebSocket(`ws://127.0.0.1:${port}/v1/rpc`);
   const sentAt = { hello: 0 };
   const welcome = new Promise<Frame>((resolve, reject) => {
-    let first = true;
-    ws.on("message", (data) => {
+    let phase: "challenge" | "welcome" | "live" = "challenge";
+    ws.on("message", async (data) => {
       const text = String(data);
-      if (first) {
-        first = false;
-        resolve(JSON.parse(text) as Frame);
+      if (phase === "live") {
+        onFrame(text);
         return;
       }
-      onFrame(text);
-    });
-    ws.once("error", reject);
-    ws.once("open", () => {
+      const frame = JSON.parse(text) as Frame;
+      if (phase === "welcome") {
+        phase = "live";
+        resolve(frame);
+        return;
+      }
+      phase = "welcome";
+      const clientNonce = newNonce();
+      const proof = clientProof(await benchKey, {
+        bridgeNonce: String(frame.nonce),
+        clientNonce,
+        clientId: "bench",
+      });
       sentAt.hello = performance.now();
       ws.send(
         JSON.stringify({
           type: "hello",
-          protocol: 1,
-          token: TOKEN,
+          protocol: PROTOCOL_VERSION,
           clientId: "bench",
           ...(resume ? { resume } : {}),
+          nonce: clientNonce,
+          proof,
         }),
       );
     });
+    ws.once("error", reject);
   });
   return { ws, welcome, sentAt };
 }

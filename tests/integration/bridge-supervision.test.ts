@@ -125,10 +125,9 @@ test("a crash loop (a 4th exit within 10 minutes) ends with agent_exited, replay
   assert.equal(exited.reason, "crash_loop");
   const after = await client.request({ type: "get_state", id: "g-after" });
   assert.equal(after.code, "agent_exited");
-  const health = (await (await fetch(`http://127.0.0.1:${bridge.port}/v1/health`)).json()) as {
-    status: string;
-  };
-  assert.equal(health.status, "agent_exited");
+  const health = await fetch(`http://127.0.0.1:${bridge.port}/v1/health`);
+  assert.equal(health.status, 503);
+  assert.deepEqual(await health.json(), { status: "unavailable" });
   await client.close();
   const back = await TestClient.connect(bridge.url, { resume: { epoch: String(welcome.epoch), lastSeq: 1 } });
   assert.equal(back.welcome.resumed, true);
