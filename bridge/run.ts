@@ -21,7 +21,7 @@ export async function runBridge(prestart: Prestart): Promise<void> {
     log.fatal({ err: prestart.error.message }, "bridge failed to start");
     process.exit(prestart.exitCode);
   }
-  const { options, token, gate, pi, isolation, state, leftovers, launch, agent } = prestart;
+  const { options, token, listener, gate, pi, isolation, state, leftovers, launch, agent } = prestart;
   let logFile: LogFileInfo | undefined;
   try {
     logFile = await addLogFile(log, {
@@ -163,10 +163,10 @@ export async function runBridge(prestart: Prestart): Promise<void> {
         authFailureDelayMs: options.authFailureDelayMs,
         maxFrameBytes: options.maxFrameBytes,
         maxSendQueueBytes: options.maxSendQueueBytes,
+        listener,
       },
       log,
     );
-    network.healthExtra = () => ({ logFile: logFile?.current ?? null, stateDir: state.paths.root });
     const theNetwork = network;
     ringSink.onAppend = () => theNetwork.notify();
     const address = await network.listen();
