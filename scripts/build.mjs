@@ -20,6 +20,8 @@ export const entries = [
   { source: "bridge/attach/main.ts", output: "chat-ui-agent.mjs" },
   // Runs the agent's tools as their own principal (started by the bridge, channel on fd 3).
   { source: "agent-runtime/executor/main.ts", output: "tool-executor.mjs" },
+  // The image's HEALTHCHECK: asks every service of ours running in the container.
+  { source: "bridge/healthcheck.ts", output: "healthcheck.mjs" },
 ];
 
 /**
