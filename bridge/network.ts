@@ -9,6 +9,7 @@ import { AuthThrottle } from "./auth-throttle.ts";
 import type { BridgeCore, Frame, FrameSink } from "./core.ts";
 import { coreHealth, type HealthSource } from "./core-health.ts";
 import { MAX_FRAME_DEPTH, nestsDeeperThan } from "./frame-input.ts";
+import { GarbageNudge } from "./gc-nudge.ts";
 import { type AuthKey, bridgeProof, clientProof, deriveKey, newNonce, proofMatches } from "./handshake.ts";
 import type { Journal } from "./journal.ts";
 import { type BoundListener, bindListener } from "./listener.ts";
@@ -104,9 +105,12 @@ export interface PreAuthLimits {
   failureWindowMs: number;
 }
 
-/** What a connection may do before it proved it knows the token: little, so a flood cannot starve the bridge. */
+/**
+ * What a connection may do before it proved it knows the token: little, so a flood cannot starve the bridge. A
+ * hello is at most 16 KiB; a connection past twice that is dropped on the read that crossed it.
+ */
 export const PRE_AUTH: PreAuthLimits = {
-  bytes: 64 * 1024,
+  bytes: 32 * 1024,
   connections: 16,
   maxFailureDelayMs: 10_000,
   failureWindowMs: 60_000,
@@ -126,6 +130,9 @@ export type NetworkCore = HealthSource &
     | "rejectOversized"
     | "publishError"
   >;
+
+/** How long an unauthenticated connection that was closed may take to answer the close frame. */
+const UNAUTHENTICATED_CLOSE_MS = 1_000;
 
 /** A hello is small (an id, a nonce, a proof, a cursor); anything larger is refused like any malformed hello. */
 const MAX_HELLO_BYTES = 16 * 1024;
@@ -170,7 +177,9 @@ class Connection {
   sentSeq = 0;
   /** headSeq when the welcome went out: the replay before it does not count as a slow-client backlog. */
   liveFrom = 0;
-  /** Raw bytes received while unauthenticated. */
+  /** Set once the proof is accepted: from then on the connection is no longer counted or evictable. */
+  authenticated = false;
+  /** Raw bytes received while unauthenticated (also while its close is under way). */
   preAuthBytes = 0;
   helloTimer: NodeJS.Timeout | undefined;
   private readonly early: RawData[] = [];
@@ -211,14 +220,17 @@ class Connection {
     // Detach now: the close handshake can take long with a client that does not read.
     this.server.release(this);
     this.ws.close(code, reason);
+    // An unauthenticated peer gets no 30 s close handshake: it is dropped soon after its close frame.
+    if (!this.authenticated) setTimeout(() => this.socket.destroy(), UNAUTHENTICATED_CLOSE_MS).unref();
   }
 
   /** Drops the connection without a close handshake (it sent too much before authenticating). */
   destroy(): void {
-    if (this.state === "closed") return;
-    this.state = "closed";
-    clearTimeout(this.helloTimer);
-    this.server.release(this);
+    if (this.state !== "closed") {
+      this.state = "closed";
+      clearTimeout(this.helloTimer);
+      this.server.release(this);
+    }
     this.socket.destroy();
   }
 
@@ -298,6 +310,8 @@ export class NetworkServer {
   private readonly dropped: DoublingLog;
   private readonly refusedV1: DoublingLog;
   private readonly malformed: DoublingLog;
+  /** Reads of dropped connections are garbage: past 16 MiB of them, a collection (see gc-nudge.ts). */
+  private readonly garbage = new GarbageNudge(16 * 1024 * 1024);
 
   private readonly core: NetworkCore;
   readonly sink: RingSink;
@@ -448,8 +462,10 @@ export class NetworkServer {
     this.admit(conn);
     // Counted on the raw socket (ws's maxPayload is per message and server-wide): a flood of unfinished
     // messages is cut at a few KiB each instead of being buffered up to maxPayload.
+    // Counted until the proof is accepted, including while a refused or evicted connection closes (ws would
+    // otherwise buffer up to maxPayload during its close handshake).
     const countPreAuth = (chunk: Buffer) => {
-      if (!conn.unauthenticated) {
+      if (conn.authenticated) {
         socket.off("data", countPreAuth);
         return;
       }
@@ -457,6 +473,7 @@ export class NetworkServer {
       if (conn.preAuthBytes > this.preAuth.bytes) {
         this.dropped.note({ why: "too many bytes before authenticating", limit: this.preAuth.bytes });
         conn.destroy();
+        this.garbage.dropped(conn.preAuthBytes);
       }
     };
     socket.on("data", countPreAuth);
@@ -562,6 +579,7 @@ export class NetworkServer {
       });
       if (hello.nonce !== conn.bridgeNonce && proofMatches(expected, hello.proof)) {
         conn.state = "accepting";
+        conn.authenticated = true;
         this.waiting.delete(conn);
         void this.accept(conn, hello, key).catch((err: Error) => {
           this.log.error({ err: err.message }, "accepting a client failed");

@@ -116,7 +116,7 @@ test("failed proofs close the gate for longer each time; a right proof waiting a
   );
 });
 
-test("an unfinished 31 MiB message before the hello is cut after 64 KiB; nothing reaches the core", async (t) => {
+test("an unfinished 31 MiB message before the hello is cut after 32 KiB; nothing reaches the core", async (t) => {
   const bridge = await startFakeBridge(t);
   const { socket, closed } = await rawUpgrade(bridge.port);
   socket.write(frameHeader(31 * 1024 * 1024));
