@@ -152,6 +152,8 @@ export class BridgeClient extends EventEmitter<ClientEvents> {
   private seq = 0;
   private attempt = 0;
   private stopped = false;
+  /** The failure the client stopped on, if it did. */
+  private stoppedBy: BridgeConnectionError | undefined;
   private reconnectTimer: NodeJS.Timeout | undefined;
   private notBefore = 0;
   private readonly pending = new Map<string, PendingCommand>();
@@ -201,6 +203,7 @@ export class BridgeClient extends EventEmitter<ClientEvents> {
   /** Connects; resolves once the first welcome arrives. Reconnects on its own afterwards. */
   connect(): Promise<void> {
     this.stopped = false;
+    this.stoppedBy = undefined;
     return new Promise((resolve, reject) => {
       this.firstLive = { resolve, reject };
       this.open();
@@ -251,7 +254,12 @@ export class BridgeClient extends EventEmitter<ClientEvents> {
    */
   command(frame: Record<string, unknown> & { type: string; id?: string }): Promise<BridgeResponse> {
     if (this.stopped && this.currentState === "closed") {
-      return Promise.reject(new BridgeClientClosedError("client is closed"));
+      const failure = this.stoppedBy;
+      return Promise.reject(
+        failure
+          ? new BridgeClientClosedError(`client stopped: ${failure.message}`, { cause: failure })
+          : new BridgeClientClosedError("client is closed"),
+      );
     }
     const id = frame.id ?? randomUUID();
     return this.sendTracked(id, { ...frame, id });
@@ -494,6 +502,7 @@ export class BridgeClient extends EventEmitter<ClientEvents> {
 
   /** Stops for good on a failure: the first connect rejects with it, and the "failure" event carries it. */
   private stop(failure: BridgeConnectionError, detail: StateDetail): void {
+    this.stoppedBy = failure;
     this.firstLive?.reject(failure);
     this.firstLive = undefined;
     // One "closed" state, carrying the failure (attach prints it) and the bridge's code if it closed.

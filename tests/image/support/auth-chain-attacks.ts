@@ -64,10 +64,22 @@ const server = net.createServer((sock) => {
       try { msg = JSON.parse(text); } catch { continue; }
       if (typeof msg.token === "string") log("TOKEN:CAPTURED");
       if (msg.type === "hello") {
+        // Shaped like the real thing, so a client that believes it shows the fake dialog.
+        const dialog = { id: "fake", method: "confirm", title: "Allow?", seq: 1 };
+        const ok = { active: true, detail: "" };
+        const snapshot = {
+          state: null, queue: { steering: [], followUp: [] }, pendingDialogs: [dialog], policy: null,
+          pi: { pid: 1, state: "running", exit: null, patched: true, problem: null, restarts: 0 }, agentBusy: false,
+          isolation: {
+            mode: "isolated", user: "agent", uid: 1000, gid: 1000, reason: null, reasons: [], notes: [],
+            principals: { bridge: { uid: 0 }, pi: { user: "pi", uid: 999, gid: 999 }, tools: { user: "agent", uid: 1000, gid: 1000, home: "/home/agent" } },
+            protections: { uidSeparation: ok, landlock: { active: true, abi: 7, scopes: ["signal", "abstract_unix_socket"], detail: "" }, toolEnvScrubbed: ok, tokenScrubbed: ok, executorRouting: ok },
+          },
+        };
         sock.write(frame(JSON.stringify({
-          type: "welcome", seq: 0, protocol: msg.protocol, proof: "0".repeat(64), epoch: "0".repeat(32), headSeq: 1,
-          resumed: true, reset: null, pendingDialogs: [{ id: "fake", method: "confirm", title: "Allow?", seq: 1 }],
-          snapshot: {},
+          type: "welcome", seq: 0, protocol: msg.protocol, ...(msg.protocol === 1 ? {} : { proof: "0".repeat(64) }),
+          epoch: (msg.resume && msg.resume.epoch) || "0".repeat(32), headSeq: 1, resumed: true, reset: null,
+          pendingDialogs: [dialog], snapshot,
         })));
       } else {
         log("COMMAND:RECEIVED " + String(msg.type).slice(0, 40));
@@ -83,8 +95,8 @@ const server = net.createServer((sock) => {
 
 /**
  * Takes what it can of the bridge's single-instance lock: the abstract socket name the bridge used to bind
- * (named after the state dir's device and inode), and the lock file in the state dir. Stays alive holding what
- * it got. argv: state dir, status file.
+ * (named after the state dir's device and inode; retried until the bridge lets it go), and the lock file in the
+ * state dir. Stays alive holding what it got. argv: state dir, status file.
  */
 export const SQUAT_LOCK = `
 const net = require("net"), fs = require("fs"), crypto = require("crypto"), path = require("path");
@@ -93,9 +105,12 @@ const log = (line) => fs.appendFileSync(status, line + "\\n");
 try {
   const st = fs.statSync(stateDir);
   const name = crypto.createHash("sha256").update(st.dev + ":" + st.ino).digest("hex").slice(0, 32);
-  const s = net.createServer();
-  s.on("error", (e) => log("ABSTRACT:FAILED " + e.code));
-  s.listen({ path: "\\0chat-ui-agent-state-" + name }, () => log("ABSTRACT:BOUND"));
+  // Held by the bridge while it runs: taken the moment it is free.
+  (function bind() {
+    const s = net.createServer();
+    s.once("error", () => setTimeout(bind, 25));
+    s.listen({ path: "\\0chat-ui-agent-state-" + name }, () => log("ABSTRACT:BOUND"));
+  })();
 } catch (e) { log("STAT:FAILED " + e.code); }
 const record = JSON.stringify({ pid: process.pid, start: "0", pidns: "x", boot: "x" });
 for (const file of ["bridge/lock", "bridge/lock.new-squatter"]) {
