@@ -15,12 +15,12 @@ import { type PiChild, RUN_MARKER_ENV } from "./pi-child.ts";
 import type { Isolation } from "./protocol.ts";
 import { type OpenedState, openStateDir } from "./state-dir.ts";
 import {
-  bridgeSecretNames,
-  nodeExecve,
+  modulePathsArePrivate,
   privateHomeOf,
-  reexecWithoutSecrets,
-  TOKEN_ENV,
-} from "./token-handover.ts";
+  recomputeModulePaths,
+  withPrivateHome,
+} from "./private-home.ts";
+import { bridgeSecretNames, nodeExecve, reexecWithoutSecrets, TOKEN_ENV } from "./token-handover.ts";
 
 export { TOKEN_ENV };
 
@@ -124,15 +124,20 @@ async function start(): Promise<Prestart> {
     // The token must not stay in the initial environment (/proc/<pid>/environ): re-exec without it. This call
     // does not return when it re-executes; the new image finds the token in a private --token-file.
     const secretsAtStart = bridgeSecretNames(process.env).length > 0;
-    // The same re-exec gives the bridge its private HOME and drops NODE_PATH, before anything could load.
+    // Before anything could load: a private HOME, no NODE_PATH, and Node's module search path computed again
+    // from them (or, where this Node cannot, computed at a new start: the re-exec).
     const bridgeStateDir = path.join(stateDir, "bridge");
+    const homeProblem = withPrivateHome(process.env, bridgeStateDir);
+    const home = privateHomeOf(bridgeStateDir);
+    const searched = homeProblem ? undefined : recomputeModulePaths();
+    const restart = !homeProblem && !(searched && modulePathsArePrivate(searched, home, process.execPath));
     const reexecProblem = reexecWithoutSecrets({
       argv: process.argv.slice(1),
       env: process.env,
       bridgeStateDir,
       handOverToken: options.listen !== undefined && options.tokenFile === undefined,
       execve: nodeExecve(),
-      privateHome: privateHomeOf(bridgeStateDir),
+      always: restart,
     });
     const read = options.listen ? readToken(options) : undefined;
     // Bound before anything is started: an address in use stops the start here, before Pi.
@@ -169,8 +174,8 @@ async function start(): Promise<Prestart> {
     });
     // The bridge reads and writes the same policy file it tells Pi about.
     process.env.AGENT_POLICY_PATH = plan.policyPath;
-    const homeProblem = secretsAtStart ? undefined : reexecProblem;
     const tokenProblem = secretsAtStart ? reexecProblem : undefined;
+    const privateProblem = homeProblem ?? (restart ? reexecProblem : undefined);
     const tokenDetail =
       tokenProblem ??
       read?.exposure ??
@@ -186,7 +191,7 @@ async function start(): Promise<Prestart> {
       token: { scrubbed: tokenProblem === undefined && read?.exposure === undefined, detail: tokenDetail },
       executor: { running: true, detail: "built-in tools and `!` commands run in the tool executor" },
       // A bridge HOME that could not be made private degrades the report (and is logged at start).
-      placement: homeProblem ? [...plan.placement, homeProblem] : plan.placement,
+      placement: privateProblem ? [...plan.placement, privateProblem] : plan.placement,
       notes: plan.notes,
     };
     let current: AgentPair | undefined;
