@@ -12,14 +12,14 @@ import { type LaunchPlan, planLaunch } from "./launch-plan.ts";
 import { type BoundListener, bindListener, ListenError } from "./listener.ts";
 import { type BridgeOptions, OptionsError, parseOptions } from "./options.ts";
 import { type PiChild, RUN_MARKER_ENV } from "./pi-child.ts";
-import type { Isolation } from "./protocol.ts";
-import { type OpenedState, openStateDir } from "./state-dir.ts";
 import {
   modulePathsArePrivate,
   privateHomeOf,
   recomputeModulePaths,
   withPrivateHome,
 } from "./private-home.ts";
+import type { Isolation } from "./protocol.ts";
+import { type OpenedState, openStateDir } from "./state-dir.ts";
 import { bridgeSecretNames, nodeExecve, reexecWithoutSecrets, TOKEN_ENV } from "./token-handover.ts";
 
 export { TOKEN_ENV };
