@@ -84,6 +84,11 @@ export interface BridgeClientOptions {
   challengeTimeoutMs?: number;
   /** How long the welcome may take after the hello (the bridge may wait for Pi; default 120 s), then a retry. */
   welcomeTimeoutMs?: number;
+  /**
+   * How long a first connection keeps trying while nothing listens yet (a bridge still starting binds its port
+   * within a moment); past it, a refused first connection is a permanent failure. Default 10 s; 0: at once.
+   */
+  startGraceMs?: number;
 }
 
 type StateDetail = {
@@ -163,6 +168,8 @@ export class BridgeClient extends EventEmitter<ClientEvents> {
   private readonly maxAttempts: number | undefined;
   private readonly challengeTimeoutMs: number;
   private readonly welcomeTimeoutMs: number;
+  private readonly startGraceMs: number;
+  private connectStartedAt = 0;
 
   constructor(options: BridgeClientOptions) {
     super();
@@ -173,6 +180,7 @@ export class BridgeClient extends EventEmitter<ClientEvents> {
     this.maxAttempts = options.maxAttempts;
     this.challengeTimeoutMs = options.challengeTimeoutMs ?? 10_000;
     this.welcomeTimeoutMs = options.welcomeTimeoutMs ?? 120_000;
+    this.startGraceMs = options.startGraceMs ?? 10_000;
     // Derived once per client, off the event loop; the token itself is not kept.
     this.key = deriveKey(options.token);
     this.key.then(
@@ -204,6 +212,7 @@ export class BridgeClient extends EventEmitter<ClientEvents> {
   connect(): Promise<void> {
     this.stopped = false;
     this.stoppedBy = undefined;
+    this.connectStartedAt = Date.now();
     return new Promise((resolve, reject) => {
       this.firstLive = { resolve, reject };
       this.open();
@@ -478,7 +487,9 @@ export class BridgeClient extends EventEmitter<ClientEvents> {
   private onClose(attempt: Attempt, code: number, reason: string): void {
     if (this.stopped) return;
     const failure = attempt.failure ?? classifyClose(this.url, code, reason);
-    if (failure.permanent(this.everLive)) {
+    const starting =
+      failure.kind === "refused" && !this.everLive && Date.now() - this.connectStartedAt < this.startGraceMs;
+    if (failure.permanent(this.everLive) && !starting) {
       this.stop(failure, { attempt: this.attempt, closeCode: code, reason, failure });
       return;
     }
@@ -493,7 +504,13 @@ export class BridgeClient extends EventEmitter<ClientEvents> {
       this.stop(gaveUp, { attempt: this.attempt, closeCode: code, reason, failure: gaveUp });
       return;
     }
-    this.setState("resuming", { attempt: this.attempt, closeCode: code, reason, failure });
+    // Before the first welcome it is still connecting (nothing was lost); afterwards it is resuming.
+    this.setState(this.everLive ? "resuming" : "connecting", {
+      attempt: this.attempt,
+      closeCode: code,
+      reason,
+      failure,
+    });
     // Capped exponential backoff with full jitter, so many clients do not reconnect in lockstep.
     const ceiling = Math.min(this.backoff.maxMs, this.backoff.initialMs * 2 ** (this.attempt - 1));
     const delay = Math.max(Math.random() * ceiling, this.notBefore - Date.now());

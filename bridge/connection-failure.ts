@@ -15,8 +15,8 @@ export type FailureKind =
   | "network";
 
 /**
- * Whether retrying can help: never for a permanent kind; for `refused`, only once the client was live (the
- * bridge restarting), never on a first connection (nothing listens at that address).
+ * Whether retrying can help: never for a permanent kind; for `refused`, once the client was live (the bridge
+ * restarting), and on a first connection only within the client's start grace (a bridge still starting).
  */
 export const FAILURES: Record<FailureKind, { retry: "never" | "once_live" | "always"; what: string }> = {
   refused: { retry: "once_live", what: "the connection was refused: nothing listens at that address" },

@@ -79,6 +79,8 @@ async function main(): Promise<void> {
   process.once("SIGTERM", stop);
   session = await attach({
     ...args,
+    // An operator attaches to a running bridge: nothing listening is an answer at once, not a wait.
+    startGraceMs: 0,
     output: process.stdout,
     ...(process.stdin.isTTY ? { input: process.stdin } : {}),
   });

@@ -162,10 +162,10 @@ test("the bridge stops and a squatter takes its port: the live client reports an
   assertOnlyHellos(squatter.received);
 });
 
-test("nothing listening: refused at once, with the cause, no retries", async (t) => {
+test("nothing listening: refused at once (no start grace), with the cause, no retries", async (t) => {
   const bridge = await startFakeBridge(t);
   await bridge.server.close();
-  const c = client(bridge.url);
+  const c = client(bridge.url, { startGraceMs: 0 });
   const states: ConnectionState[] = [];
   c.on("state", (state) => states.push(state));
   await assert.rejects(c.connect(), (error: BridgeConnectionError) => {
@@ -175,6 +175,24 @@ test("nothing listening: refused at once, with the cause, no retries", async (t)
     return true;
   });
   assert.deepEqual(states, ["connecting", "closed"]);
+});
+
+test("nothing listening yet: within the start grace a first connection waits for the bridge; past it, refused", async (t) => {
+  const first = await startFakeBridge(t);
+  const port = first.port;
+  await first.server.close();
+  const c = client(first.url, { startGraceMs: 5_000 });
+  const connected = c.connect();
+  await new Promise((r) => setTimeout(r, 300));
+  // The bridge starts listening on that port only now.
+  await startFakeBridge(t, { port });
+  await connected;
+  assert.equal(c.state, "live");
+  c.close();
+  const late = client(first.url.replace(`:${port}/`, ":1/"), { startGraceMs: 200 });
+  const started = Date.now();
+  await assert.rejects(late.connect(), { kind: "refused" });
+  assert.ok(Date.now() - started >= 200, "it tried for the grace");
 });
 
 test("a wrong path (404 on the upgrade) and a wrong token (4001) stop the client, each named", async (t) => {
@@ -194,22 +212,22 @@ test("a wrong path (404 on the upgrade) and a wrong token (4001) stop the client
 
 test("lost connections are retried up to maxAttempts; the last cause stays on the error", async (t) => {
   const http = createServer();
-  http.on("upgrade", (_req, socket) => socket.destroy());
+  let upgrades = 0;
+  http.on("upgrade", (_req, socket) => {
+    upgrades += 1;
+    socket.destroy();
+  });
   await new Promise<void>((resolve) => http.listen(0, "127.0.0.1", resolve));
   t.after(() => new Promise<void>((resolve) => http.close(() => resolve())));
   const url = `ws://127.0.0.1:${(http.address() as AddressInfo).port}/v1/rpc`;
   const c = client(url, { maxAttempts: 2 });
-  let resuming = 0;
-  c.on("state", (state) => {
-    if (state === "resuming") resuming += 1;
-  });
   await assert.rejects(c.connect(), (error: BridgeConnectionError) => {
     assert.equal(error.kind, "network");
     assert.match(error.message, /gave up after 2 attempts; last: .*connection was lost/);
     assert.ok(error.cause instanceof BridgeConnectionError);
     return true;
   });
-  assert.equal(resuming, 2);
+  assert.equal(upgrades, 3, "the first attempt and two retries");
 });
 
 test("socket errors are classified: DNS, TLS, refused, the rest a lost connection", () => {
