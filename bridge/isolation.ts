@@ -130,6 +130,8 @@ export function decidePrincipals(input: {
 export function decideProcessPrincipals(
   agentUser: string | undefined,
   piUser: string | undefined,
+  /** The HOME the bridge was started with (before it took a private one): the tools' HOME if no passwd entry says. */
+  launcherHome: string | undefined,
 ): Principals {
   return decidePrincipals({
     euid: process.geteuid?.() ?? 0,
@@ -137,7 +139,8 @@ export function decideProcessPrincipals(
     agentUser,
     piUser,
     passwd: () => readFileSync("/etc/passwd", "utf8"),
-    env: process.env,
+    // Never the bridge's private HOME: the tools' HOME is granted to them, and the bridge's must stay its own.
+    env: { ...process.env, HOME: launcherHome },
   });
 }
 

@@ -1,21 +1,26 @@
-// Bridge protocol v1: every frame shape, defined once. The bridge, the typed client and the tests
+// Bridge protocol v2: every frame shape, defined once. The bridge, the typed client and the tests
 // import these schemas; docs/protocol.md is checked against them (tests/unit/bridge-protocol-doc.test.ts).
 import type { RpcCommand } from "@earendil-works/pi-coding-agent";
 import { z } from "zod";
 import { POLICY_MODES } from "../agent-runtime/policy/policy-modes.ts";
 
-export const PROTOCOL_VERSION = 1;
+export const PROTOCOL_VERSION = 2;
+
+/** A nonce or a proof of the handshake (bridge/handshake.ts): 32 bytes as lowercase hex. */
+const hex64 = z.string().regex(/^[0-9a-f]{64}$/);
 
 /** WebSocket close codes the bridge uses. */
 export const CloseCode = {
   /** Normal close while the bridge shuts down. */
   goingAway: 1001,
-  /** Wrong or missing token, or a malformed/late hello (same delay for every failure). */
+  /** A wrong proof, a malformed/late hello or a protocol-1 hello (a failed proof waits a growing delay). */
   unauthorized: 4001,
   /** A newer hello took over as the controller. */
   superseded: 4002,
   /** The client could not keep up (its unsent backlog overflowed); it should resume. */
   tooSlow: 4008,
+  /** Too many connections were waiting to authenticate: the oldest was let go. Retry. */
+  busy: 4029,
 } as const;
 
 /** Pi 0.84.2 RPC commands (rpc-types.d.ts) plus the patch's replace_queue. */
@@ -103,11 +108,16 @@ const commandId = z.string().min(1).max(256);
 
 // ---------------------------------------------------------------- client → bridge
 
+/**
+ * The client's answer to the challenge: its own nonce and its proof (HMAC over both nonces and the client id with
+ * the key derived from the token). The token itself never crosses the wire.
+ */
 export const HelloFrame = z.strictObject({
   type: z.literal("hello"),
   protocol: z.literal(PROTOCOL_VERSION),
-  token: z.string().min(1).max(4096),
   clientId: z.string().min(1).max(256),
+  nonce: hex64,
+  proof: hex64,
   resume: z
     .strictObject({
       epoch: z.string().regex(/^[0-9a-f]{32}$/),
@@ -115,6 +125,7 @@ export const HelloFrame = z.strictObject({
     })
     .optional(),
 });
+export type HelloFrame = z.infer<typeof HelloFrame>;
 
 export const AckFrame = z.strictObject({ type: z.literal("ack"), seq: z.number().int().nonnegative() });
 
@@ -309,11 +320,23 @@ export type Snapshot = z.infer<typeof Snapshot>;
 
 export const ResetReason = z.enum(["new", "epoch_changed", "cursor_too_old"]);
 
-/** First frame of every connection. Connection-scoped: seq 0, never replayed. */
+/** The bridge's first frame on every connection (it speaks first). Connection-scoped: no seq, never replayed. */
+export const ChallengeFrame = z.strictObject({
+  type: z.literal("challenge"),
+  protocol: z.literal(PROTOCOL_VERSION),
+  nonce: hex64,
+});
+export type ChallengeFrame = z.infer<typeof ChallengeFrame>;
+
+/**
+ * The answer to an accepted hello. Connection-scoped: seq 0, never replayed. `proof` shows the bridge knows the
+ * token (HMAC over both nonces, the client id and the epoch); a client believes nothing before it checks it.
+ */
 export const WelcomeFrame = z.strictObject({
   type: z.literal("welcome"),
   seq: z.literal(0),
   protocol: z.literal(PROTOCOL_VERSION),
+  proof: hex64,
   epoch: z.string().regex(/^[0-9a-f]{32}$/),
   headSeq: seq,
   resumed: z.boolean(),
@@ -411,6 +434,7 @@ export const PolicyChangedFrame = z.strictObject({
 
 /** The frames the bridge makes itself (every other numbered frame is a Pi event passed through). */
 const BRIDGE_FRAMES = [
+  ChallengeFrame,
   WelcomeFrame,
   ResponseFrame,
   ErrorFrame,
@@ -518,6 +542,7 @@ export const schemas = {
   GetPolicyFrame,
   BridgeStatusFrame,
   PiCommandFrame,
+  ChallengeFrame,
   WelcomeFrame,
   ResponseFrame,
   ErrorFrame,

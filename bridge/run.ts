@@ -21,7 +21,7 @@ export async function runBridge(prestart: Prestart): Promise<void> {
     log.fatal({ err: prestart.error.message }, "bridge failed to start");
     process.exit(prestart.exitCode);
   }
-  const { options, token, gate, pi, isolation, state, leftovers, launch, agent } = prestart;
+  const { options, token, listener, gate, pi, isolation, state, leftovers, launch, agent } = prestart;
   let logFile: LogFileInfo | undefined;
   try {
     logFile = await addLogFile(log, {
@@ -158,10 +158,10 @@ export async function runBridge(prestart: Prestart): Promise<void> {
         authFailureDelayMs: options.authFailureDelayMs,
         maxFrameBytes: options.maxFrameBytes,
         maxSendQueueBytes: options.maxSendQueueBytes,
+        listener,
       },
       log,
     );
-    network.healthExtra = () => ({ logFile: logFile?.current ?? null, stateDir: state.paths.root });
     const address = await network.listen();
     log.info({ host: address.address, port: address.port, epoch: core.epoch }, "listening");
   } else {

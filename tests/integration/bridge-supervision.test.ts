@@ -124,7 +124,8 @@ test("a crash loop (a 4th exit within 10 minutes) is reported, and the bridge ke
   const exited = await client.waitFor((f) => f.type === "agent_exited");
   const loopAt = Date.now();
   assert.equal(exited.reason, "crash_loop");
-  // Commands fail at once while it loops (nothing waits minutes for a Pi), and health says why.
+  // Commands fail at once while it loops (nothing waits minutes for a Pi), and health says why: the
+  // unauthenticated /v1/health only that it is unavailable, bridge_status the reason.
   const during = await client.request({ type: "get_state", id: "g-during" });
   assert.equal(during.code, "agent_exited");
   const looping = await status(client, "st-loop");
@@ -132,6 +133,9 @@ test("a crash loop (a 4th exit within 10 minutes) is reported, and the bridge ke
   assert.equal(looping.health.ok, false);
   assert.equal(looping.health.reason, "crash_loop");
   assert.match(looping.health.detail ?? "", /crash loop, next start in 10 s/);
+  const health = await fetch(`http://127.0.0.1:${bridge.port}/v1/health`);
+  assert.equal(health.status, 503);
+  assert.deepEqual(await health.json(), { status: "unavailable" });
   await client.close();
   // Long after --linger, the bridge still serves: resume works and the next Pi comes after the long backoff.
   const back = await TestClient.connect(bridge.url, { resume: { epoch: String(welcome.epoch), lastSeq: 1 } });

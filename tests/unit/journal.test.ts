@@ -79,7 +79,7 @@ test("journal: a failed write (ENOSPC) degrades durability but never delivery; r
   const root = await tempDir(t, "durable-");
   mkdirSync(path.join(root, "workspace"));
   const state = await openStateDir(path.join(root, "state"), { workspace: path.join(root, "workspace") });
-  t.after(() => state.lock.close());
+  t.after(() => state.lock.release());
   const clock = new FakeClock();
   let full = false;
   const writev: Writev = (fd, buffers) => {
