@@ -110,7 +110,9 @@ EXPOSE 7860
 # with Landlock between the three processes, and says so).
 USER root
 WORKDIR /workspace
+# Healthy when every service of ours running here says so (found in /proc): the health server in a Space, the
+# bridges sbx-server starts when the command runs sbx-server; with none of ours running yet, healthy.
 HEALTHCHECK --interval=30s --timeout=5s --start-period=15s --retries=3 \
-  CMD curl -fsS "http://127.0.0.1:${PORT}/health" > /dev/null || exit 1
+  CMD ["node", "/opt/chat-ui-agent/healthcheck.mjs"]
 ENTRYPOINT ["/usr/bin/tini", "--"]
 CMD ["node", "/opt/chat-ui-agent/health-server.mjs"]

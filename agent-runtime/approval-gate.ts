@@ -12,9 +12,10 @@ import type {
 } from "@earendil-works/pi-coding-agent";
 import { confirmPrompt } from "./gate/confirm-prompt.ts";
 import { decide, warmUp } from "./gate/decide.ts";
+import { ruleSentence } from "./gate/decision-table.ts";
 import { redactForLog } from "./gate/log-redact.ts";
 import { ownDir, pathContextFromEnv } from "./gate/path-context.ts";
-import { loadPiPaths, PATH_TOOLS } from "./gate/pi-paths.ts";
+import { loadPiPaths } from "./gate/pi-paths.ts";
 import {
   installSearchExcludes,
   type SearchExcludeState,
@@ -23,8 +24,10 @@ import {
 import { filterGrepContent, filterGrepText } from "./gate/search-result-filter.ts";
 import { loadBashParser } from "./gate/shell-parser.ts";
 import { createLogger } from "./log.ts";
-import { readEffectivePolicy } from "./policy/policy-store.ts";
+import { egressGuardState } from "./policy/egress-guard.ts";
+import { type PolicyMode, readEffectivePolicy } from "./policy/policy-store.ts";
 import { registerToolRouting } from "./tools/router.ts";
+import { pathTool } from "./tools/tool-table.ts";
 import { vettedApprovals } from "./vetted-content.ts";
 
 /** What a tool_result handler may return (Pi does not export this type). */
@@ -132,7 +135,7 @@ async function gateToolCall(
   const context = pathContextFromEnv(ctx.cwd, process.env, state.gateDirs);
   // Only bash needs the parser, only path tools Pi's path functions: a broken one blocks those calls alone.
   const parser = event.toolName === "bash" ? await loadBashParser().catch(() => undefined) : undefined;
-  const paths = PATH_TOOLS.has(event.toolName) ? await loadPiPaths().catch(() => null) : undefined;
+  const paths = pathTool(event.toolName) ? await loadPiPaths().catch(() => null) : undefined;
   const shownInput = isRecord(event.input) ? { ...event.input } : event.input;
   const decision = decide({
     policy: effective.policy,
@@ -143,6 +146,7 @@ async function gateToolCall(
     paths,
     search: state.search,
     env: process.env,
+    egressGuard: egressGuardState(process.env),
   });
   // The tool opens exactly the path decided on (Pi lets a tool_call handler change the input it runs with).
   if (decision.path !== undefined && isRecord(event.input))
@@ -154,7 +158,7 @@ async function gateToolCall(
     answer = await ask(event, shownInput, ctx, decision, context);
     allowed = answer === "yes";
   }
-  const approvedSearch = allowed && event.toolName === "grep" && decision.classes.includes("SECRET");
+  const approvedSearch = allowed && event.toolName === "grep" && decision.kinds.includes("reads-secret");
   const records = allowed && (approvedSearch || (decision.scripts?.length ?? 0) > 0);
   if (records && idSeenThisTurn) return duplicateId(event, log);
   state.turnIds.set(event.toolCallId, {
@@ -176,6 +180,12 @@ async function gateToolCall(
       toolCallId: event.toolCallId,
       decision: decision.decision,
       allowed,
+      effects: decision.kinds,
+      rule: decision.deciding
+        ? `${effective.policy} × ${decision.deciding.effect} → ${decision.deciding.decision}`
+        : null,
+      guard: decision.guard,
+      ...(decision.unmodeled ? { unmodeled: decision.unmodeled } : {}),
       classes: decision.classes,
       reasons: decision.reasons.map(redactForLog),
       policy: effective.policy,
@@ -230,7 +240,8 @@ function blockReason(
   policy: string,
   source: string,
 ): string {
-  const why = `${decision.classes.join(", ")}: ${decision.reasons.join("; ")}`;
+  const rule = decision.deciding ? `${ruleSentence(policy as PolicyMode, decision.deciding)}. ` : "";
+  const why = `${rule}${decision.classes.join(", ")}: ${decision.reasons.join("; ")}`;
   const head = {
     yes: "Blocked by the approval gate",
     "not-asked": "Blocked by the approval gate",

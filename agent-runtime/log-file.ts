@@ -39,6 +39,20 @@ export async function addLogFile(logger: Logger, options: LogFileOptions): Promi
     mkdir: true,
     sync: true,
     mode: 0o600,
+    // A full disk (the tools can fill the one the state dir shares) must never make logging throw into the
+    // caller, nor pile lines up in memory: failed writes are retried with the next line, beyond 8 MiB dropped.
+    maxLength: 8 * 1024 * 1024,
+  });
+  let failing = false;
+  stream.on("write", () => {
+    failing = false;
+  });
+  stream.on("error", (err: Error) => {
+    if (failing) return;
+    failing = true;
+    process.stderr.write(
+      `${JSON.stringify({ level: 50, msg: "log file write failed", err: err.message })}\n`,
+    );
   });
   multi.add({ level: "trace" as const, stream });
   const directory = path.dirname(path.resolve(options.file));

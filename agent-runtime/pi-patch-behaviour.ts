@@ -10,6 +10,7 @@ import { mkdir, mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { JsonlDecoder } from "./jsonl.ts";
+import { barePiArgv } from "./pi-argv.ts";
 import type { PiInstall } from "./pi-install.ts";
 import { judgeProbe, PATCH_PROBES, type ProbeVerdict } from "./pi-patch-probe.ts";
 
@@ -115,35 +116,19 @@ async function runExchange(
   const agentDir = path.join(scratch, "agent");
   await mkdir(home, { mode: 0o700 });
   await mkdir(agentDir, { mode: 0o700 });
-  const child = spawn(
-    node,
-    [
-      install.cliPath,
-      "--mode",
-      "rpc",
-      "--no-session",
-      "--offline",
-      "--no-approve",
-      "--no-extensions",
-      "--no-skills",
-      "--no-prompt-templates",
-      "--no-context-files",
-      "--no-themes",
-    ],
-    {
-      cwd: scratch,
-      // Nothing of ours: no credential, no policy, no bridge variable reaches the probed Pi.
-      env: {
-        PATH: process.env.PATH ?? "/usr/bin:/bin",
-        HOME: home,
-        LANG: "C.UTF-8",
-        PI_OFFLINE: "1",
-        PI_CODING_AGENT_DIR: agentDir,
-      },
-      stdio: ["pipe", "pipe", "pipe"],
-      detached: true, // its own process group, ended as a whole below
+  const child = spawn(node, barePiArgv(install.cliPath), {
+    cwd: scratch,
+    // Nothing of ours: no credential, no policy, no bridge variable reaches the probed Pi.
+    env: {
+      PATH: process.env.PATH ?? "/usr/bin:/bin",
+      HOME: home,
+      LANG: "C.UTF-8",
+      PI_OFFLINE: "1",
+      PI_CODING_AGENT_DIR: agentDir,
     },
-  );
+    stdio: ["pipe", "pipe", "pipe"],
+    detached: true, // its own process group, ended as a whole below
+  });
   // Resolves once Pi is gone, so the scratch directory is removed after it, never under it.
   const exited = new Promise<void>((resolve) => child.once("close", () => resolve()));
   const exchange = createProbeExchange();

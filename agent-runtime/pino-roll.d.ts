@@ -13,6 +13,8 @@ declare module "pino-roll" {
     mkdir?: boolean;
     sync?: boolean;
     mode?: number;
+    /** SonicBoom's: buffered bytes beyond which new lines are dropped. */
+    maxLength?: number;
   }
 
   export default function roll(options: PinoRollOptions): Promise<DestinationStream & NodeJS.EventEmitter>;

@@ -121,6 +121,39 @@ test("explain: NDJSON in, one decision line out per call, same decide() as the g
   assert.equal((await cli(["explain", "--input", "{}"], {})).code, EXIT.usage);
 });
 
+test("explain prints the effects and the policy table's rows, and the egress guard it assumed", async () => {
+  const unmodeled = [
+    "--policy",
+    "auto",
+    "--tool",
+    "bash",
+    "--input",
+    '{"command":"some-unlisted-tool --go"}',
+  ];
+  const strict = await cli(["explain", ...unmodeled], { HOME: "/home/agent" });
+  assert.equal(strict.code, EXIT.ok);
+  const [decision] = strict.json;
+  assert.equal(decision.decision, "confirm");
+  assert.deepEqual(decision.kinds, ["runs-shell", "runs-unmodeled"]);
+  assert.equal(decision.effects[0].kind, "runs-unmodeled");
+  assert.equal(decision.effects[0].cause, "program");
+  assert.deepEqual(decision.table, [
+    "auto × runs-shell → allow",
+    "auto × runs-unmodeled → confirm (guarded: egress guard absent)",
+  ]);
+  assert.deepEqual(decision.deciding, { effect: "runs-unmodeled", cell: "guarded", decision: "confirm" });
+  assert.equal(decision.unmodeled, "confirmed");
+  assert.equal(decision.assumed.egressGuard, "absent");
+  assert.match(decision.assumed.source, /outside the runtime/);
+  const guarded = await cli(["explain", ...unmodeled, "--egress-guard", "enforcing"], {
+    HOME: "/home/agent",
+  });
+  assert.equal(guarded.json[0].decision, "allow");
+  assert.equal(guarded.json[0].unmodeled, "guard");
+  assert.equal(guarded.json[0].assumed.source, "given");
+  assert.equal((await cli(["explain", ...unmodeled, "--egress-guard", "maybe"], {})).code, EXIT.usage);
+});
+
 test("get and set use the file the bridge uses: AGENT_POLICY_PATH when its directory is writable, else <state dir>/policy", async (t) => {
   const { spawnSync } = await import("node:child_process");
   const { chmod, chown, mkdir, stat } = await import("node:fs/promises");

@@ -4,8 +4,10 @@
 //   set <auto|ask|read-only> [--expected <mode>] [--state-dir DIR]   atomic write; conflict if --expected
 //           does not match. Both use the file the bridge uses: AGENT_POLICY_PATH when this uid can write its
 //           directory (root in the image), else <state dir>/policy (a bridge started without root).
-//   explain [--policy P --tool T --input JSON] [--cwd DIR]   the gate's own decision function; without
-//           flags, reads NDJSON {"policy","toolName","input"[,"cwd"]} on stdin and writes one JSON line each
+//   explain [--policy P --tool T --input JSON] [--cwd DIR] [--egress-guard STATE]   the gate's own decision
+//           function, with the effects it found and the policy table's rows that applied; without --tool, reads
+//           NDJSON {"policy","toolName","input"[,"cwd"][,"egressGuard"]} on stdin and writes one JSON line each.
+//           Outside the runtime it assumes no egress guard unless --egress-guard says otherwise, and says so.
 // Exit codes: 0 ok, 1 I/O or runtime failure, 2 bad usage or input, 3 policy conflict.
 import { realpathSync } from "node:fs";
 import { createInterface } from "node:readline";
@@ -16,6 +18,7 @@ import { decide, warmUp } from "./gate/decide.ts";
 import { ownDir, pathContextFromEnv } from "./gate/path-context.ts";
 import { loadPiPaths } from "./gate/pi-paths.ts";
 import { loadBashParser } from "./gate/shell-parser.ts";
+import { EGRESS_GUARD_STATES, type EgressGuardState } from "./policy/egress-guard.ts";
 import {
   choosePolicyPath,
   isPolicyMode,
@@ -31,7 +34,9 @@ const USAGE = `usage:
   chat-ui-agent-policy get [--state-dir <dir>]
   chat-ui-agent-policy set <${POLICY_MODES.join("|")}> [--expected <mode>] [--state-dir <dir>]
   chat-ui-agent-policy explain [--policy <mode>] [--tool <name>] [--input <json>] [--cwd <dir>]
-      (without --tool: NDJSON lines {"policy","toolName","input"} on stdin, one JSON line out each)`;
+                              [--egress-guard enforcing|degraded|off|absent]
+      (without --tool: NDJSON lines {"policy","toolName","input"} on stdin, one JSON line out each; the egress
+       guard is assumed absent unless given, as outside the runtime)`;
 
 class UsageError extends Error {}
 
@@ -124,6 +129,7 @@ const ExplainLine = z.strictObject({
   toolName: z.string().min(1),
   input: z.record(z.string(), z.unknown()),
   cwd: z.string().min(1).optional(),
+  egressGuard: z.enum(EGRESS_GUARD_STATES).optional(),
 });
 
 async function runExplain(args: string[], io: CliIo, out: (v: unknown) => void): Promise<number> {
@@ -134,10 +140,14 @@ async function runExplain(args: string[], io: CliIo, out: (v: unknown) => void):
       tool: { type: "string" },
       input: { type: "string" },
       cwd: { type: "string" },
+      "egress-guard": { type: "string" },
     },
     allowPositionals: false,
     strict: true,
   });
+  const flagGuard = values["egress-guard"];
+  if (flagGuard !== undefined && !(EGRESS_GUARD_STATES as readonly string[]).includes(flagGuard))
+    throw new UsageError(`invalid --egress-guard ${flagGuard}: use ${EGRESS_GUARD_STATES.join(", ")}`);
   const parser = await loadBashParser();
   warmUp(parser);
   // Without Pi's path functions (a bundle copied away from its node_modules), path tools explain as blocked.
@@ -150,18 +160,33 @@ async function runExplain(args: string[], io: CliIo, out: (v: unknown) => void):
     const call = parsed.data;
     const context = pathContextFromEnv(call.cwd ?? values.cwd ?? io.cwd, io.env, gateDirs);
     const policy = call.policy ?? readEffectivePolicy(io.env).policy;
+    // Outside the runtime no guard is known: assume none (the strict reading) unless told.
+    const guard = (call.egressGuard ?? flagGuard ?? "absent") as EgressGuardState;
+    const decision = decide({
+      policy,
+      toolName: call.toolName,
+      input: call.input,
+      context,
+      parser,
+      paths,
+      // The search excludes are assumed active, as they are in the gate (it installs them at load).
+      search: { path: undefined, searchCwd: context.cwd, assumed: true },
+      egressGuard: guard,
+    });
     return {
       ok: true,
-      // The search excludes are assumed active, as they are in the gate (it installs them at load).
-      value: decide({
-        policy,
-        toolName: call.toolName,
-        input: call.input,
-        context,
-        parser,
-        paths,
-        search: { path: undefined, searchCwd: context.cwd, assumed: true },
-      }),
+      value: {
+        ...decision,
+        // The policy table's rows as they applied, strictest last decided: `policy × effect → decision`.
+        table: decision.rows.map(
+          (row) =>
+            `${policy} × ${row.effect} → ${row.decision}${row.cell === "guarded" ? ` (guarded: egress guard ${guard})` : ""}`,
+        ),
+        assumed: {
+          egressGuard: guard,
+          source: call.egressGuard || flagGuard ? "given" : "default: outside the runtime, no egress guard",
+        },
+      },
     };
   };
 

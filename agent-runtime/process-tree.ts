@@ -12,7 +12,8 @@
 // process cannot run its handler; whatever is left after the grace is frozen and killed. Bounded: a fixed number
 // of rounds, a bounded /proc listing, no recursion. (pid, start time) names one process: every signal to a
 // single process is preceded by a fresh read of its start time, so a reused pid is never signalled.
-import { opendirSync, readFileSync } from "node:fs";
+import { opendirSync, readFileSync, readlinkSync } from "node:fs";
+import path from "node:path";
 
 export interface ProcInfo {
   pid: number;
@@ -314,5 +315,112 @@ export async function endTree(
     found ??= live.length;
     if (live.length === 0 || Date.now() >= deadline) return { found, left: live.length };
     await pause(POLL_MS);
+  }
+}
+
+// ---------------------------------------------------------------- tools whose supervisor is gone
+
+/** The real uid and the seccomp filter count of a process, from /proc/<pid>/status (undefined: gone). */
+export function parseStatus(text: string): { uid: number; filters: number | undefined } | undefined {
+  const uid = /^Uid:\s+(\d+)/m.exec(text);
+  if (!uid) return undefined;
+  const filters = /^Seccomp_filters:\s+(\d+)/m.exec(text);
+  return { uid: Number(uid[1]), filters: filters ? Number(filters[1]) : undefined };
+}
+
+/** argv of a process (NUL-separated /proc/<pid>/cmdline), at most the first `max` entries. */
+function argvOf(procDir: string, pid: number, max = 2): string[] {
+  try {
+    return readFileSync(`${procDir}/${pid}/cmdline`, "latin1").split("\0").slice(0, max);
+  } catch {
+    return [];
+  }
+}
+
+export interface OrphanSweep {
+  toolsUid: number;
+  /** The score every tool carries (the supervisor sets it; in their domain they cannot lower it). */
+  oomScoreAdj: number;
+  /** The tools have a uid of their own (root start): every process of that uid is a tool. */
+  wholeUid: boolean;
+  /** The helper binary: a live supervisor is `…/<its name> --supervise …` (any install of it). */
+  helper: string;
+}
+
+/**
+ * Tool processes no live supervisor holds any more (their supervisor was killed: an earlier bridge's, or one
+ * that died with its pair) are ended. A tool is a process of the tools' uid, in our pid namespace (tools cannot
+ * leave it; another container's processes on a shared host are in theirs), with the tools' OOM score, that
+ * carries more seccomp filters than this process (every tool inherits the supervisor's filter, which the bridge
+ * never has; no tool can drop a filter) or has a uid that is theirs alone. It is held when one of its ancestors
+ * is a live supervisor (this bridge's or another's): the helper run with `--supervise` and no more filters than
+ * us (a tool can run the helper, not shed its filter). Returns how many processes were ended.
+ */
+export function sweepOrphanTools(sweep: OrphanSweep, procDir = "/proc"): number {
+  const own = parseStatus(readText(`${procDir}/self/status`) ?? "");
+  const mine = own?.filters;
+  const snapshot = snapshotProcesses({ procDir });
+  const status = new Map<number, { uid: number; filters: number | undefined }>();
+  for (const info of snapshot) {
+    const parsed = parseStatus(readText(`${procDir}/${info.pid}/status`) ?? "");
+    if (parsed) status.set(info.pid, parsed);
+  }
+  // Any helper's supervisor counts, whatever its install path (another bridge's on a shared host): what a tool
+  // cannot fake is the filter count, not the path (it can run the helper itself).
+  const helperName = path.basename(sweep.helper);
+  const isSupervisor = (pid: number) => {
+    const s = status.get(pid);
+    if (!s || (mine !== undefined && s.filters !== undefined && s.filters > mine)) return false;
+    const [argv0, argv1] = argvOf(procDir, pid);
+    return argv0 !== undefined && path.basename(argv0) === helperName && argv1 === "--supervise";
+  };
+  const ownNamespace = readLink(`${procDir}/self/ns/pid`);
+  const isTool = (pid: number) => {
+    const s = status.get(pid);
+    if (!s || s.uid !== sweep.toolsUid || isSupervisor(pid)) return false;
+    if (!sweep.wholeUid && (mine === undefined || s.filters === undefined || s.filters <= mine)) return false;
+    if (readText(`${procDir}/${pid}/oom_score_adj`)?.trim() !== String(sweep.oomScoreAdj)) return false;
+    return ownNamespace !== undefined && readLink(`${procDir}/${pid}/ns/pid`) === ownNamespace;
+  };
+  const protect = protectedPids();
+  const orphans: number[] = [];
+  for (const info of snapshot) {
+    if (!isLive(info) || protect.has(info.pid) || !isTool(info.pid)) continue;
+    // Walked on fresh reads: a parent seen in the snapshot may have exited and its children been reparented
+    // since. Only a chain read whole, up to pid 1, with no supervisor on it, makes an orphan; anything else is
+    // left for the next sweep (a live pair's tool must never be taken for one).
+    let verdict: "held" | "orphan" | "unknown" = "unknown";
+    let current = info.pid;
+    for (let depth = 0; depth < 64; depth++) {
+      const parent = readLive(current)?.ppid;
+      if (parent === undefined) break;
+      if (parent <= 1) {
+        verdict = "orphan";
+        break;
+      }
+      if (isSupervisor(parent)) {
+        verdict = "held";
+        break;
+      }
+      current = parent;
+    }
+    if (verdict === "orphan") orphans.push(info.pid);
+  }
+  return orphans.length === 0 ? 0 : freezeThenKill({ pids: orphans }, protect).length;
+}
+
+function readLink(file: string): string | undefined {
+  try {
+    return readlinkSync(file);
+  } catch {
+    return undefined;
+  }
+}
+
+function readText(file: string): string | undefined {
+  try {
+    return readFileSync(file, "latin1");
+  } catch {
+    return undefined;
   }
 }

@@ -3,7 +3,7 @@
 // showed under the tool call's id; whoever executes the call takes the record (once) and verifies every file
 // again immediately before running it. A file that changed, vanished or grew past the bound refuses the run.
 import { createHash } from "node:crypto";
-import { closeSync, constants, fstatSync, openSync, readSync } from "node:fs";
+import { readBounded } from "./gate/bounded-read.ts";
 
 /** The largest file the gate reads to show and hash (larger files are not vetted: the call is refused). */
 export const MAX_VETTED_BYTES = 256 * 1024;
@@ -21,36 +21,17 @@ export type VettedRead =
 
 /** Reads a regular file for vetting, bounded, never blocking on a FIFO or device (symlinks are followed, as the run will). */
 export function readForVetting(file: string): VettedRead {
-  let fd: number;
-  try {
-    fd = openSync(file, constants.O_RDONLY | constants.O_NONBLOCK | constants.O_NOCTTY);
-  } catch (error) {
-    const code = (error as NodeJS.ErrnoException).code;
-    return { ok: false, reason: code === "ENOENT" || code === "ENOTDIR" ? "missing" : "unreadable" };
-  }
-  try {
-    const stat = fstatSync(fd);
-    if (!stat.isFile()) return { ok: false, reason: "not_a_file" };
-    if (stat.size > MAX_VETTED_BYTES) return { ok: false, reason: "too_large" };
-    const buffer = Buffer.allocUnsafe(MAX_VETTED_BYTES + 1);
-    let length = 0;
-    while (length < buffer.length) {
-      const n = readSync(fd, buffer, length, buffer.length - length, null);
-      if (n === 0) break;
-      length += n;
-    }
-    if (length > MAX_VETTED_BYTES) return { ok: false, reason: "too_large" };
-    const bytes = buffer.subarray(0, length);
-    return {
-      ok: true,
-      file: { path: file, sha256: createHash("sha256").update(bytes).digest("hex"), bytes: length },
-      text: bytes.toString("utf8"),
-    };
-  } catch {
-    return { ok: false, reason: "unreadable" };
-  } finally {
-    closeSync(fd);
-  }
+  const read = readBounded(file, MAX_VETTED_BYTES);
+  if (!read.ok) return { ok: false, reason: read.reason };
+  return {
+    ok: true,
+    file: {
+      path: file,
+      sha256: createHash("sha256").update(read.bytes).digest("hex"),
+      bytes: read.bytes.length,
+    },
+    text: read.bytes.toString("utf8"),
+  };
 }
 
 export type VettedCheck = { ok: true } | { ok: false; path: string; reason: string };

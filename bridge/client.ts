@@ -2,14 +2,26 @@
 // through this. It reconnects by itself, resumes from its last seq, retries every command with the
 // same id until it is answered (the bridge runs each id once), and builds dialog answers that match
 // the dialog's kind, so a caller cannot send a malformed approval by accident.
+// It authenticates the bridge before anything else (protocol 2): an endpoint that cannot prove it knows the token
+// gets nothing but the hello's proof, and the client stops and reports it as an impostor. Failures that retrying
+// cannot fix (a wrong address, path or token) stop it too, with their cause.
 
 import { randomUUID } from "node:crypto";
 import { EventEmitter } from "node:events";
 import WebSocket from "ws";
 import type { z } from "zod";
 import {
+  BridgeConnectionError,
+  BridgeImpostorError,
+  classifyClose,
+  classifyError,
+  classifyStatus,
+} from "./connection-failure.ts";
+import { type AuthKey, bridgeProof, clientProof, deriveKey, newNonce, proofMatches } from "./handshake.ts";
+import {
   AgentExitedFrame,
   AgentRestartedFrame,
+  ChallengeFrame,
   DIALOG_METHODS,
   DialogClosedFrame,
   ErrorFrame,
@@ -51,10 +63,16 @@ export interface BackoffOptions {
   maxMs: number;
 }
 
+export {
+  BridgeConnectionError,
+  BridgeImpostorError,
+  type FailureKind,
+} from "./connection-failure.ts";
+
 export interface BridgeClientOptions {
   /** ws://127.0.0.1:<port>/v1/rpc, or sbx-server's proxy URL (https:// is turned into wss://). */
   url: string;
-  /** The bridge token; sent in the hello frame, never in the URL. */
+  /** The bridge token: only a key derived from it is kept, and only proofs made with that key are sent. */
   token: string;
   /** Extra handshake headers, e.g. sbx-server's X-Sandbox-Token. */
   headers?: Record<string, string>;
@@ -62,16 +80,37 @@ export interface BridgeClientOptions {
   backoff?: Partial<BackoffOptions>;
   /** Give up reconnecting after this many consecutive failed attempts (default: never). */
   maxAttempts?: number;
+  /** How long the endpoint has to send its challenge once connected (default 10 s); then it is an impostor. */
+  challengeTimeoutMs?: number;
+  /** How long the welcome may take after the hello (the bridge may wait for Pi; default 120 s), then a retry. */
+  welcomeTimeoutMs?: number;
+  /**
+   * How long a first connection keeps trying while nothing listens yet (a bridge still starting binds its port
+   * within a moment); past it, a refused first connection is a permanent failure. Default 10 s; 0: at once.
+   */
+  startGraceMs?: number;
 }
+
+type StateDetail = {
+  attempt: number;
+  closeCode?: number;
+  reason?: string;
+  /** Why the connection ended: on "resuming" what failed, on "closed" why the client stopped (if it failed). */
+  failure?: BridgeConnectionError;
+};
 
 interface PendingCommand {
   frame: Record<string, unknown>;
   resolve: (response: BridgeResponse) => void;
   reject: (error: Error) => void;
+  /** Numbers (this client's send counter) of its first and latest send, and how many sends; 0 before any. */
+  firstSend: number;
+  lastSend: number;
+  sends: number;
 }
 
 interface ClientEvents {
-  state: [state: ConnectionState, detail: { attempt: number; closeCode?: number; reason?: string }];
+  state: [state: ConnectionState, detail: StateDetail];
   welcome: [welcome: Welcome];
   /** The bridge could not replay: the caller must rebuild its view from the snapshot. */
   reset: [info: { reason: NonNullable<Welcome["reset"]>; snapshot: Snapshot }];
@@ -85,40 +124,83 @@ interface ClientEvents {
   /** A new Pi took over on the same session (its queues and any running turn are gone). */
   agentRestarted: [info: AgentRestarted];
   protocolError: [frame: BridgeErrorFrame];
+  /** The client stopped on a failure retrying cannot fix (impostor, wrong address or token…), with its cause. */
+  failure: [error: BridgeConnectionError];
 }
 
-const CLOSE_UNAUTHORIZED = 4001;
-const CLOSE_SUPERSEDED = 4002;
-
-/** Close codes after which reconnecting would not help (or would fight another controller). */
-const FATAL_CLOSE_CODES = new Set([CLOSE_UNAUTHORIZED, CLOSE_SUPERSEDED]);
-
 export class BridgeClientClosedError extends Error {}
+
+/**
+ * One connection: challenge (nothing sent yet) → welcome (the hello went out; nothing else will until the
+ * welcome's proof checks) → live.
+ */
+interface Attempt {
+  ws: WebSocket;
+  phase: "challenge" | "welcome" | "live";
+  bridgeNonce?: string;
+  clientNonce?: string;
+  timer?: NodeJS.Timeout;
+  /** The first thing that went wrong on this connection (its close then only confirms it). */
+  failure?: BridgeConnectionError;
+}
 
 export class BridgeClient extends EventEmitter<ClientEvents> {
   readonly clientId: string;
   /** Dialogs Pi is waiting on, by dialog id. */
   readonly dialogs = new Map<string, PendingDialog>();
   private queueSnapshot: QueueSnapshot = { steering: [], followUp: [] };
-  private ws: WebSocket | undefined;
+  private current: Attempt | undefined;
   private currentState: ConnectionState = "closed";
+  /** Whether a welcome was ever verified: a refused reconnect then means a restart, not a wrong address. */
+  private everLive = false;
+  private readonly key: Promise<AuthKey>;
+  private derivedKey: AuthKey | undefined;
+  private readonly url: string;
+  private readonly headers: Record<string, string> | undefined;
   private epoch: string | undefined;
   private seq = 0;
   private attempt = 0;
   private stopped = false;
+  /** The failure the client stopped on, if it did. */
+  private stoppedBy: BridgeConnectionError | undefined;
   private reconnectTimer: NodeJS.Timeout | undefined;
   private notBefore = 0;
   private readonly pending = new Map<string, PendingCommand>();
+  private sendCounter = 0;
+  /**
+   * Ids answered after being sent more than once, with their latest send number. The bridge answers each send
+   * it handles (a resend of a finished command gets the recorded response again), so another answer to that
+   * id may still be on its way. It arrives before the answer to anything sent later: an id leaves this map once
+   * such an answer arrives, and reusing it before that waits for one (see `command`).
+   */
+  private readonly echoing = new Map<string, number>();
   private readonly backoff: BackoffOptions;
   private firstLive: { resolve: () => void; reject: (error: Error) => void } | undefined;
 
-  private readonly options: BridgeClientOptions;
+  private readonly maxAttempts: number | undefined;
+  private readonly challengeTimeoutMs: number;
+  private readonly welcomeTimeoutMs: number;
+  private readonly startGraceMs: number;
+  private connectStartedAt = 0;
 
   constructor(options: BridgeClientOptions) {
     super();
-    this.options = options;
+    this.url = options.url.replace(/^http(s?):/, "ws$1:");
+    this.headers = options.headers;
     this.clientId = options.clientId ?? `client-${randomUUID()}`;
     this.backoff = { initialMs: 100, maxMs: 5_000, ...options.backoff };
+    this.maxAttempts = options.maxAttempts;
+    this.challengeTimeoutMs = options.challengeTimeoutMs ?? 10_000;
+    this.welcomeTimeoutMs = options.welcomeTimeoutMs ?? 120_000;
+    this.startGraceMs = options.startGraceMs ?? 10_000;
+    // Derived once per client, off the event loop; the token itself is not kept.
+    this.key = deriveKey(options.token);
+    this.key.then(
+      (key) => {
+        this.derivedKey = key;
+      },
+      () => {},
+    );
   }
 
   get state(): ConnectionState {
@@ -141,6 +223,8 @@ export class BridgeClient extends EventEmitter<ClientEvents> {
   /** Connects; resolves once the first welcome arrives. Reconnects on its own afterwards. */
   connect(): Promise<void> {
     this.stopped = false;
+    this.stoppedBy = undefined;
+    this.connectStartedAt = Date.now();
     return new Promise((resolve, reject) => {
       this.firstLive = { resolve, reject };
       this.open();
@@ -152,16 +236,27 @@ export class BridgeClient extends EventEmitter<ClientEvents> {
     this.shutdown({ attempt: this.attempt });
   }
 
-  /** Stops for good; `detail` says why (the bridge's close code when it ended the session). */
-  private shutdown(detail: ClientEvents["state"][1]): void {
+  /** Stops for good; `detail` says why (the failure, with the bridge's close code when it ended the session). */
+  private shutdown(detail: StateDetail): void {
     this.stopped = true;
     clearTimeout(this.reconnectTimer);
-    this.ws?.close(1000, "client closed");
-    this.ws = undefined;
+    const current = this.current;
+    this.current = undefined;
+    if (current) {
+      clearTimeout(current.timer);
+      current.ws.close(1000, "client closed");
+    }
     this.setState("closed", detail);
     for (const [id, command] of this.pending) {
       this.pending.delete(id);
-      command.reject(new BridgeClientClosedError(`client closed before a response to ${id}`));
+      command.reject(
+        new BridgeClientClosedError(
+          detail.failure
+            ? `client stopped before a response to ${id}: ${detail.failure.message}`
+            : `client closed before a response to ${id}`,
+          detail.failure ? { cause: detail.failure } : undefined,
+        ),
+      );
     }
   }
 
@@ -171,7 +266,7 @@ export class BridgeClient extends EventEmitter<ClientEvents> {
    */
   dropConnection(pauseMs = 0): void {
     this.notBefore = Date.now() + pauseMs;
-    this.ws?.terminate();
+    this.current?.ws.terminate();
   }
 
   /**
@@ -180,17 +275,34 @@ export class BridgeClient extends EventEmitter<ClientEvents> {
    */
   command(frame: Record<string, unknown> & { type: string; id?: string }): Promise<BridgeResponse> {
     if (this.stopped && this.currentState === "closed") {
-      return Promise.reject(new BridgeClientClosedError("client is closed"));
+      const failure = this.stoppedBy;
+      return Promise.reject(
+        failure
+          ? new BridgeClientClosedError(`client stopped: ${failure.message}`, { cause: failure })
+          : new BridgeClientClosedError("client is closed"),
+      );
     }
     const id = frame.id ?? randomUUID();
+    if (this.echoing.has(id)) {
+      // An earlier answer to this id may still arrive: a read-only command's answer comes after it, so it
+      // cannot be taken for this command's.
+      const barrier = randomUUID();
+      return this.sendTracked(barrier, { type: "get_policy", id: barrier }).then(() =>
+        this.command({ ...frame, id }),
+      );
+    }
     return this.sendTracked(id, { ...frame, id });
   }
 
   /** Registers a frame under its correlation key (the id its response will carry) and sends it when live. */
   private sendTracked(key: string, frame: Record<string, unknown>): Promise<BridgeResponse> {
+    if (this.pending.has(key)) {
+      return Promise.reject(new Error(`a command with id ${key} is already waiting for its response`));
+    }
     return new Promise((resolve, reject) => {
-      this.pending.set(key, { frame, resolve, reject });
-      if (this.currentState === "live") this.send(frame);
+      const command = { frame, resolve, reject, firstSend: 0, lastSend: 0, sends: 0 };
+      this.pending.set(key, command);
+      if (this.currentState === "live") this.sendCommand(command);
     });
   }
 
@@ -254,56 +366,189 @@ export class BridgeClient extends EventEmitter<ClientEvents> {
     clearTimeout(this.reconnectTimer);
     // After a drop, onClose already announced "resuming"; a first connection is "connecting".
     if (this.epoch === undefined) this.setState("connecting", { attempt: this.attempt });
-    const url = this.options.url.replace(/^http(s?):/, "ws$1:");
-    const ws = new WebSocket(url, { headers: this.options.headers, perMessageDeflate: false });
-    this.ws = ws;
+    const ws = new WebSocket(this.url, { headers: this.headers, perMessageDeflate: false });
+    const attempt: Attempt = { ws, phase: "challenge" };
+    this.current = attempt;
     ws.on("open", () => {
-      ws.send(
-        JSON.stringify({
-          type: "hello",
-          protocol: PROTOCOL_VERSION,
-          token: this.options.token,
-          clientId: this.clientId,
-          ...(this.epoch ? { resume: { epoch: this.epoch, lastSeq: this.seq } } : {}),
-        }),
+      // Nothing is sent before the bridge's challenge; an endpoint that never sends one is not the bridge.
+      attempt.timer = setTimeout(
+        () =>
+          this.abandon(
+            attempt,
+            new BridgeImpostorError(
+              this.url,
+              `no challenge within ${this.challengeTimeoutMs} ms: not a protocol-${PROTOCOL_VERSION} bridge`,
+            ),
+          ),
+        this.challengeTimeoutMs,
       );
     });
-    ws.on("message", (data) => {
-      if (this.ws !== ws) return;
-      this.onMessage(data.toString());
+    ws.on("unexpected-response", (_req, res) => {
+      this.abandon(attempt, classifyStatus(this.url, res.statusCode ?? 0));
     });
-    ws.on("error", () => {
-      // "close" follows and drives the reconnect.
+    ws.on("message", (data) => {
+      if (this.current !== attempt || attempt.failure) return;
+      const text = data.toString();
+      if (attempt.phase === "live") this.onMessage(text);
+      else if (attempt.phase === "welcome") this.onWelcomeFrame(attempt, text);
+      else void this.onChallenge(attempt, text);
+    });
+    ws.on("error", (error: NodeJS.ErrnoException) => {
+      attempt.failure ??= classifyError(this.url, error);
     });
     ws.on("close", (code, reason) => {
-      if (this.ws !== ws) return;
-      this.ws = undefined;
-      this.onClose(code, reason.toString());
+      clearTimeout(attempt.timer);
+      if (this.current !== attempt) return;
+      this.current = undefined;
+      this.onClose(attempt, code, reason.toString());
     });
   }
 
-  private onClose(code: number, reason: string): void {
+  /** Ends a connection that failed; its close then reports `failure`. */
+  private abandon(attempt: Attempt, failure: BridgeConnectionError): void {
+    attempt.failure ??= failure;
+    clearTimeout(attempt.timer);
+    attempt.ws.terminate();
+  }
+
+  /** The endpoint's first frame must be a challenge; the hello answers it with a proof (and nothing else). */
+  private async onChallenge(attempt: Attempt, text: string): Promise<void> {
+    const frame = parseObject(text);
+    if (attempt.bridgeNonce !== undefined) {
+      // The bridge says nothing more until it has checked the hello.
+      this.abandon(attempt, new BridgeImpostorError(this.url, `it sent ${describe(frame)} before the hello`));
+      return;
+    }
+    const challenge = ChallengeFrame.safeParse(frame);
+    if (!challenge.success) {
+      const claimed = frame?.type === "challenge" && typeof frame.protocol === "number";
+      this.abandon(
+        attempt,
+        claimed
+          ? new BridgeConnectionError(
+              "protocol",
+              this.url,
+              `it speaks protocol ${frame?.protocol}; this client speaks ${PROTOCOL_VERSION}`,
+            )
+          : new BridgeImpostorError(this.url, `its first frame is ${describe(frame)}, not a challenge`),
+      );
+      return;
+    }
+    const bridgeNonce = challenge.data.nonce;
+    attempt.bridgeNonce = bridgeNonce;
+    let key: AuthKey;
+    try {
+      key = this.derivedKey ?? (await this.key);
+    } catch (error) {
+      this.abandon(
+        attempt,
+        new BridgeConnectionError(
+          "unauthorized",
+          this.url,
+          `no key from the token: ${(error as Error).message}`,
+        ),
+      );
+      return;
+    }
+    if (this.current !== attempt || attempt.failure) return;
+    const clientNonce = newNonce();
+    attempt.clientNonce = clientNonce;
+    attempt.phase = "welcome";
+    clearTimeout(attempt.timer);
+    // A bridge may make the welcome wait for Pi; past this it is a lost connection (retried), not an impostor.
+    attempt.timer = setTimeout(
+      () => this.abandon(attempt, new BridgeConnectionError("network", this.url, "no welcome in time")),
+      this.welcomeTimeoutMs,
+    );
+    attempt.ws.send(
+      JSON.stringify({
+        type: "hello",
+        protocol: PROTOCOL_VERSION,
+        clientId: this.clientId,
+        ...(this.epoch ? { resume: { epoch: this.epoch, lastSeq: this.seq } } : {}),
+        nonce: clientNonce,
+        proof: clientProof(key, { bridgeNonce, clientNonce, clientId: this.clientId }),
+      }),
+    );
+  }
+
+  /** The answer to the hello must be a welcome whose proof checks; none of it is believed before that. */
+  private onWelcomeFrame(attempt: Attempt, text: string): void {
+    const frame = parseObject(text);
+    // The hello went out with this key, so it is derived.
+    const key = this.derivedKey as AuthKey;
+    const expected = bridgeProof(key, {
+      bridgeNonce: attempt.bridgeNonce ?? "",
+      clientNonce: attempt.clientNonce ?? "",
+      clientId: this.clientId,
+      epoch: typeof frame?.epoch === "string" ? frame.epoch : "",
+    });
+    if (frame?.type !== "welcome" || !proofMatches(expected, frame.proof)) {
+      this.abandon(
+        attempt,
+        new BridgeImpostorError(
+          this.url,
+          frame?.type === "welcome"
+            ? "its welcome carries a wrong proof"
+            : `it answered the hello with ${describe(frame)}, not a proved welcome`,
+        ),
+      );
+      return;
+    }
+    const welcome = WelcomeFrame.safeParse(frame);
+    if (!welcome.success) {
+      this.abandon(
+        attempt,
+        new BridgeConnectionError("protocol", this.url, "its welcome does not match this client's schema"),
+      );
+      return;
+    }
+    clearTimeout(attempt.timer);
+    attempt.phase = "live";
+    this.onWelcome(welcome.data);
+  }
+
+  private onClose(attempt: Attempt, code: number, reason: string): void {
     if (this.stopped) return;
-    if (FATAL_CLOSE_CODES.has(code)) {
-      const error = new Error(`bridge closed the connection: ${code} ${reason}`);
-      this.firstLive?.reject(error);
-      this.firstLive = undefined;
-      // One "closed" state, carrying the bridge's code (attach prints "closed by the bridge" from it).
-      this.shutdown({ attempt: this.attempt, closeCode: code, reason });
+    const failure = attempt.failure ?? classifyClose(this.url, code, reason);
+    const starting =
+      failure.kind === "refused" && !this.everLive && Date.now() - this.connectStartedAt < this.startGraceMs;
+    if (failure.permanent(this.everLive) && !starting) {
+      this.stop(failure, { attempt: this.attempt, closeCode: code, reason, failure });
       return;
     }
     this.attempt += 1;
-    if (this.options.maxAttempts !== undefined && this.attempt > this.options.maxAttempts) {
-      this.firstLive?.reject(new Error(`gave up after ${this.options.maxAttempts} attempts`));
-      this.firstLive = undefined;
-      this.close();
+    if (this.maxAttempts !== undefined && this.attempt > this.maxAttempts) {
+      const gaveUp = new BridgeConnectionError(
+        failure.kind,
+        this.url,
+        `gave up after ${this.maxAttempts} attempts; last: ${failure.message}`,
+        { cause: failure },
+      );
+      this.stop(gaveUp, { attempt: this.attempt, closeCode: code, reason, failure: gaveUp });
       return;
     }
-    this.setState("resuming", { attempt: this.attempt, closeCode: code, reason });
+    // Before the first welcome it is still connecting (nothing was lost); afterwards it is resuming.
+    this.setState(this.everLive ? "resuming" : "connecting", {
+      attempt: this.attempt,
+      closeCode: code,
+      reason,
+      failure,
+    });
     // Capped exponential backoff with full jitter, so many clients do not reconnect in lockstep.
     const ceiling = Math.min(this.backoff.maxMs, this.backoff.initialMs * 2 ** (this.attempt - 1));
     const delay = Math.max(Math.random() * ceiling, this.notBefore - Date.now());
     this.reconnectTimer = setTimeout(() => this.open(), delay);
+  }
+
+  /** Stops for good on a failure: the first connect rejects with it, and the "failure" event carries it. */
+  private stop(failure: BridgeConnectionError, detail: StateDetail): void {
+    this.stoppedBy = failure;
+    this.firstLive?.reject(failure);
+    this.firstLive = undefined;
+    // One "closed" state, carrying the failure (attach prints it) and the bridge's code if it closed.
+    this.shutdown(detail);
+    this.emit("failure", failure);
   }
 
   private onMessage(text: string): void {
@@ -311,10 +556,6 @@ export class BridgeClient extends EventEmitter<ClientEvents> {
     try {
       frame = JSON.parse(text);
     } catch {
-      return;
-    }
-    if (frame.type === "welcome") {
-      this.onWelcome(WelcomeFrame.parse(frame));
       return;
     }
     if (typeof frame.seq !== "number") return;
@@ -329,6 +570,7 @@ export class BridgeClient extends EventEmitter<ClientEvents> {
     const resumedFrom = this.seq;
     this.epoch = welcome.epoch;
     this.attempt = 0;
+    this.everLive = true;
     if (welcome.resumed) {
       this.emit("resumed", { fromSeq: resumedFrom, headSeq: welcome.headSeq });
     } else {
@@ -342,7 +584,7 @@ export class BridgeClient extends EventEmitter<ClientEvents> {
     this.emit("welcome", welcome);
     this.setState("live", { attempt: 0 });
     if (welcome.reset === "epoch_changed") this.settleUnknowable();
-    for (const command of this.pending.values()) this.send(command.frame);
+    for (const command of this.pending.values()) this.sendCommand(command);
     this.firstLive?.resolve();
     this.firstLive = undefined;
   }
@@ -378,6 +620,9 @@ export class BridgeClient extends EventEmitter<ClientEvents> {
         const command = this.pending.get(response.data.id);
         if (!command) return;
         this.pending.delete(response.data.id);
+        // This answers a send after the latest send of these ids: their other answers came before it.
+        for (const [id, lastSend] of this.echoing) if (lastSend < command.firstSend) this.echoing.delete(id);
+        if (command.sends > 1) this.echoing.set(response.data.id, command.lastSend);
         command.resolve(response.data);
         return;
       }
@@ -428,15 +673,43 @@ export class BridgeClient extends EventEmitter<ClientEvents> {
     }
   }
 
-  private send(frame: Record<string, unknown>): void {
-    this.ws?.send(JSON.stringify(frame));
+  /** Sends a tracked command (counted: see `echoing`), only on a connection whose welcome was proved. */
+  private sendCommand(command: PendingCommand): void {
+    if (this.current?.phase !== "live") return;
+    command.lastSend = ++this.sendCounter;
+    command.firstSend ||= command.lastSend;
+    command.sends += 1;
+    this.send(command.frame);
   }
 
-  private setState(state: ConnectionState, detail: ClientEvents["state"][1]): void {
+  /** Only on a connection whose welcome was proved: nothing reaches an endpoint that did not authenticate. */
+  private send(frame: Record<string, unknown>): void {
+    if (this.current?.phase === "live") this.current.ws.send(JSON.stringify(frame));
+  }
+
+  private setState(state: ConnectionState, detail: StateDetail): void {
     if (this.currentState === state && state !== "resuming") return;
     this.currentState = state;
     this.emit("state", state, detail);
   }
+}
+
+type FrameFields = { type?: unknown; protocol?: unknown; proof?: unknown; epoch?: unknown };
+
+function parseObject(text: string): FrameFields | null {
+  try {
+    const value: unknown = JSON.parse(text);
+    return typeof value === "object" && value !== null ? (value as FrameFields) : null;
+  } catch {
+    return null;
+  }
+}
+
+/** What an unexpected frame was, for the error (its type, cut short; never its content). */
+function describe(frame: FrameFields | null): string {
+  return frame === null
+    ? "something that is not a JSON object"
+    : JSON.stringify(String(frame.type).slice(0, 32));
 }
 
 export type ReplacementEntry =

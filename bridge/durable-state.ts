@@ -2,24 +2,35 @@
 // records (idempotency: digest + result), the dialogs open at the last stop, and the epoch they all belong
 // to. Whatever cannot be trusted retires the epoch: clients then get `epoch_changed` and rebuild from the
 // snapshot, and the typed client does not resend commands that could run twice.
+//
+// A write that fails (ENOSPC when the tools fill the disk the state dir shares, EIO) degrades durability; it
+// never stops delivery. The epoch is retired at once (a crash now could lose frames clients saw), frames are
+// sent from the replay ring meanwhile, and every durable file is rewritten from memory with a growing delay
+// until the disk takes it again; then the epoch is restored and durability is back.
 import { randomBytes } from "node:crypto";
-import { readdirSync, unlinkSync } from "node:fs";
+import { closeSync, fsyncSync, openSync, readdirSync, readFileSync, unlinkSync, writeSync } from "node:fs";
 import path from "node:path";
 import type { Logger } from "../agent-runtime/log.ts";
+import { type Clock, systemClock, type TimerHandle } from "./core/clock.ts";
 import { type CommandRecord, IdempotencyStore } from "./idempotency.ts";
-import { Journal, type JournalLimits, type RecoveredFrame } from "./journal.ts";
+import { Journal, type JournalLimits, type Writev } from "./journal.ts";
 import type { Durability } from "./protocol.ts";
-import { type OpenedState, retireEpoch } from "./state-dir.ts";
+import { ReplayRing } from "./replay-ring.ts";
+import { type BridgeIdentity, type OpenedState, retireEpoch } from "./state-dir.ts";
 import { RecordLog, readBounded, writeFileAtomic } from "./state-files.ts";
 
 /** The command log is compacted once it is this much larger than what it describes. */
 const COMPACT_SLACK_BYTES = 4 * 1024 * 1024;
 const MAX_COMMAND_LOG_BYTES = 256 * 1024 * 1024;
+/** Rewrites after a failed write: after 1 s, doubling up to a minute. */
+const RETRY_FIRST_MS = 1_000;
+const RETRY_MAX_MS = 60_000;
 
 export interface DurableState {
   epoch: string;
+  /** The replay ring, holding what the journal gave back. */
+  ring: ReplayRing;
   journal: Journal;
-  frames: RecoveredFrame[];
   idempotency: IdempotencyStore;
   /** Dialogs that were open when the previous bridge stopped (Pi is new: they are closed at start). */
   openDialogs: string[];
@@ -27,6 +38,8 @@ export interface DurableState {
   saveOpenDialogs(ids: string[]): void;
   /** What `bridge_status.durability` reports. */
   status(): Pick<Durability, "journal" | "problem">;
+  /** Stops retrying and closes the journal (shutdown). */
+  close(): void;
 }
 
 function parseCommandRecord(value: unknown): CommandRecord | undefined {
@@ -53,11 +66,35 @@ function readOpenDialogs(file: string): string[] {
   }
 }
 
-export function openDurableState(state: OpenedState, limits: JournalLimits, log: Logger): DurableState {
+/**
+ * Retires the epoch without needing a free block: the epoch's hex digits in identity.json are overwritten in
+ * place (same length), so the next start reads no valid epoch and takes a new one (state-dir.ts readIdentity).
+ */
+function retireEpochInPlace(file: string, epoch: string): void {
+  const fd = openSync(file, "r+");
+  try {
+    const text = readFileSync(fd, "utf8");
+    const at = text.indexOf(`"${epoch}"`);
+    if (at < 0) throw new Error("the epoch is not in identity.json");
+    writeSync(fd, "x".repeat(epoch.length), Buffer.byteLength(text.slice(0, at + 1)), "utf8");
+    fsyncSync(fd);
+  } finally {
+    closeSync(fd);
+  }
+}
+
+export function openDurableState(
+  state: OpenedState,
+  limits: JournalLimits,
+  log: Logger,
+  options: { clock?: Clock; writev?: Writev } = {},
+): DurableState {
+  const clock = options.clock ?? systemClock;
   const { paths } = state;
   let epoch = state.identity.epoch;
   let problem: string | undefined;
   const dialogsFile = path.join(paths.bridgeDir, "dialogs.json");
+  const identityFile = path.join(paths.bridgeDir, "identity.json");
 
   const recovery = Journal.recover(paths.journalDir, limits);
   let commandRecords: CommandRecord[] = [];
@@ -73,10 +110,7 @@ export function openDurableState(state: OpenedState, limits: JournalLimits, log:
     // The previous epoch's promises (no gap, no second run) cannot be kept: start a new one, clean.
     problem = lost;
     epoch = randomBytes(16).toString("hex");
-    writeFileAtomic(
-      path.join(paths.bridgeDir, "identity.json"),
-      JSON.stringify({ ...state.identity, epoch }),
-    );
+    writeFileAtomic(identityFile, JSON.stringify({ ...state.identity, epoch }));
     frames = [];
     for (const name of readdirSync(paths.journalDir)) unlinkSync(path.join(paths.journalDir, name));
     commandRecords = [];
@@ -85,52 +119,94 @@ export function openDurableState(state: OpenedState, limits: JournalLimits, log:
     } catch {}
     log.error({ problem: lost, epoch }, "durable state could not be trusted: a new epoch starts");
   }
-  const headSeq = frames.at(-1)?.seq ?? 0;
-  const journal = new Journal(paths.journalDir, limits, headSeq);
+  const identity: BridgeIdentity = { stateId: state.identity.stateId, epoch };
+  const ring = new ReplayRing(limits.maxFrames, limits.maxBytes);
+  for (const frame of frames) ring.restore(frame.seq, frame.data);
 
+  let failure: string | undefined;
+  let retryMs = RETRY_FIRST_MS;
+  let retryTimer: TimerHandle;
+  let closed = false;
+  let dialogIds: string[] = [];
+
+  const journal = new Journal(paths.journalDir, limits, ring.headSeq, {
+    onFailure: (r) => degrade(r),
+    ...(options.writev ? { writev: options.writev } : {}),
+  });
   const idempotency = new IdempotencyStore();
   idempotency.restore(commandRecords);
   const commandLog = new RecordLog<CommandRecord>(paths.commandsFile);
   if (commandRecords.length > 0) commandLog.rewrite(idempotency.records()); // start from a compact log
 
-  let failure: string | undefined;
-  const fail = (reason: string) => {
-    if (failure) return;
+  /** A write failed: sending goes on from memory, the epoch is retired, the rewrite is retried. */
+  function degrade(reason: string): void {
+    if (failure || closed) return;
     failure = reason;
-    log.error({ reason }, "durable state failed: this epoch will not be resumed after a restart");
+    log.error({ reason }, "durable state write failed: frames are sent from memory; retrying");
     try {
-      retireEpoch(paths, { stateId: state.identity.stateId, epoch });
-    } catch (err) {
-      log.error({ err: (err as Error).message }, "could not retire the epoch either");
+      retireEpoch(paths, identity);
+    } catch {
+      try {
+        retireEpochInPlace(identityFile, epoch);
+      } catch (err) {
+        failure = `${reason}; the epoch could not be retired (${(err as Error).message}): a restart now could resume on a journal without the latest frames`;
+        log.error({ err: (err as Error).message }, "could not retire the epoch either");
+      }
     }
-  };
-  journal.onFailure = fail;
+    retryMs = RETRY_FIRST_MS;
+    retryTimer = clock.set(retryMs, retry);
+  }
+
+  /** Every durable file again from memory, the epoch last: until that write, a restart takes a new epoch. */
+  function retry(): void {
+    if (closed || !failure) return;
+    try {
+      journal.rewrite(ring.held(), ring.headSeq);
+      commandLog.rewrite(idempotency.records());
+      writeFileAtomic(dialogsFile, JSON.stringify(dialogIds));
+      writeFileAtomic(identityFile, JSON.stringify(identity));
+    } catch (err) {
+      retryMs = Math.min(2 * retryMs, RETRY_MAX_MS);
+      log.warn({ err: (err as Error).message, retryMs }, "durable state still cannot be written");
+      retryTimer = clock.set(retryMs, retry);
+      return;
+    }
+    log.info({ headSeq: ring.headSeq }, "durable state written again: the journal is back");
+    failure = undefined;
+  }
+
   idempotency.onRecord = (record) => {
-    if (failure) return;
+    if (failure) return; // the rewrite at recovery writes the whole store
     try {
       commandLog.append(record);
       if (commandLog.size > 2 * idempotency.bytes + COMPACT_SLACK_BYTES)
         commandLog.rewrite(idempotency.records());
     } catch (err) {
-      fail(`command record write failed: ${(err as Error).message}`);
+      degrade(`command record write failed: ${(err as Error).message}`);
     }
   };
 
   return {
     epoch,
+    ring,
     journal,
-    frames,
     idempotency,
     openDialogs: readOpenDialogs(dialogsFile),
     saveOpenDialogs(ids) {
+      dialogIds = ids;
       if (failure) return;
       try {
         writeFileAtomic(dialogsFile, JSON.stringify(ids));
       } catch (err) {
-        fail(`dialog record write failed: ${(err as Error).message}`);
+        degrade(`dialog record write failed: ${(err as Error).message}`);
       }
     },
     status: () =>
-      failure ? { journal: "failed", problem: failure } : { journal: "ok", problem: problem ?? null },
+      failure ? { journal: "degraded", problem: failure } : { journal: "ok", problem: problem ?? null },
+    close() {
+      closed = true;
+      clock.clear(retryTimer);
+      journal.close();
+    },
   };
 }

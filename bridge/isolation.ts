@@ -2,8 +2,10 @@
 // (the `--agent-user`, in the tool executor, inside a Landlock domain). Decides the principals from the uid the
 // bridge has and the users that exist, and reports every protection that holds or does not, with reasons.
 import { readFileSync } from "node:fs";
+import { DEFAULT_NETWORK_MODE, type NetworkMode, planEgress } from "../agent-runtime/sandbox/egress.ts";
 import type { LandlockProbe } from "../agent-runtime/sandbox/landlock.ts";
 import { LANDLOCK_SCOPES_ABI, landlockScopes } from "../agent-runtime/sandbox/landlock.ts";
+import { TOOLS_OOM_SCORE_ADJ } from "../agent-runtime/sandbox/process-budget.ts";
 import type { Isolation } from "./protocol.ts";
 
 export interface PasswdEntry {
@@ -128,6 +130,8 @@ export function decidePrincipals(input: {
 export function decideProcessPrincipals(
   agentUser: string | undefined,
   piUser: string | undefined,
+  /** The HOME the bridge was started with (before it took a private one): the tools' HOME if no passwd entry says. */
+  launcherHome: string | undefined,
 ): Principals {
   return decidePrincipals({
     euid: process.geteuid?.() ?? 0,
@@ -135,7 +139,8 @@ export function decideProcessPrincipals(
     agentUser,
     piUser,
     passwd: () => readFileSync("/etc/passwd", "utf8"),
-    env: process.env,
+    // Never the bridge's private HOME: the tools' HOME is granted to them, and the bridge's must stay its own.
+    env: { ...process.env, HOME: launcherHome },
   });
 }
 
@@ -150,6 +155,69 @@ export interface ProtectionState {
   placement: string[];
   /** What the bridge refused or corrected at start (not a degradation: the protection held). */
   notes: string[];
+  /** The network mode the tools' supervisor applies (AgentLaunch's spec holds it; default `registries`). */
+  network?: { mode: NetworkMode };
+}
+
+/** The egress protection: the guard the kernel allows, the mode, and whether the supervisor runs it now. */
+function egressProtection(state: ProtectionState, landlockFailed: boolean) {
+  const { probe, requested } = state.landlock;
+  const plan = planEgress({ requested, helper: probe.helper, features: probe.features });
+  const mode = state.network?.mode ?? DEFAULT_NETWORK_MODE;
+  const running = state.executor.running && !landlockFailed;
+  let detail = plan.detail;
+  if (plan.guard === "enforcing" && mode === "open")
+    detail =
+      "network mode open: the tools connect anywhere over TCP and send datagrams (as without the guard)";
+  else if (plan.guard === "enforcing" && !running) detail = "the tool supervisor is not running";
+  else if (plan.guard === "enforcing")
+    detail += `; mode ${mode}: other destinations only through the egress proxy or a call the person approved`;
+  const f = probe.features;
+  return {
+    active: plan.guard === "enforcing" && mode !== "open" && running,
+    guard: plan.guard,
+    mode,
+    filter: plan.tier?.filter ?? null,
+    kernel: {
+      landlockAbi: f.landlockAbi,
+      landlockNet: f.landlockNet,
+      seccompFilter: f.seccompFilter,
+      seccompNotify: f.seccompNotify,
+      notifyAddfd: f.notifyAddfd,
+    },
+    detail,
+  };
+}
+
+/** The tool-process protection: a supervisor above every tool, the task cap, the OOM order. */
+function toolProcessesProtection(state: ProtectionState) {
+  const { probe } = state.landlock;
+  const { budget } = probe;
+  const supervised = probe.helper !== undefined;
+  const toolsAreRoot = state.principals.tools.uid === 0;
+  let detail: string;
+  if (!supervised)
+    detail = "no supervisor (the helper is not installed): detached tool processes can outlive their call";
+  else if (!state.executor.running) detail = "the tool supervisor is not running";
+  else {
+    const budgetText =
+      budget.containerMax === null
+        ? "the container has no pids budget"
+        : `the container's budget of ${budget.containerMax} keeps ${budget.reserve} for the bridge, Pi and sbx-server`;
+    detail =
+      "every tool process ends with its call, its pair and the bridge (a subreaper above each call and above the executor)" +
+      (toolsAreRoot
+        ? "; the tools run as root, so the task cap does not bind them"
+        : `; the tools hold at most ${budget.toolsNproc} tasks (RLIMIT_NPROC; ${budgetText})`) +
+      `; the OOM killer takes them first (oom_score_adj ${TOOLS_OOM_SCORE_ADJ}${state.landlock.requested && probe.abi > 0 ? ", which they cannot lower" : ""})`;
+  }
+  return {
+    active: supervised && state.executor.running && !toolsAreRoot,
+    nproc: supervised ? budget.toolsNproc : null,
+    containerPids: budget.containerMax,
+    oomScoreAdj: supervised ? TOOLS_OOM_SCORE_ADJ : null,
+    detail,
+  };
 }
 
 /** The Isolation report (bridge_status, welcome, /v1/health): full only when every protection holds. */
@@ -168,7 +236,7 @@ export function isolationReport(state: ProtectionState): Isolation {
     landlockDetail =
       `ABI ${abi}: the tools read and run the system trees, write only the workspace, /tmp and their HOME` +
       (abi >= LANDLOCK_SCOPES_ABI
-        ? "; no signals to or abstract sockets of other processes; no ptrace of them"
+        ? "; no signals to or abstract sockets of other processes (each tool call in a scoped domain of its own: not even the executor's or another call's); no ptrace of them"
         : "");
   if (!landlockActive) reasons.push(`Landlock: ${landlockDetail}`);
   else if (abi < LANDLOCK_SCOPES_ABI) {
@@ -179,6 +247,10 @@ export function isolationReport(state: ProtectionState): Isolation {
   if (!state.token.scrubbed) reasons.push(`token: ${state.token.detail}`);
   if (!state.executor.running) reasons.push(`tool routing: ${state.executor.detail}`);
   for (const problem of state.placement) reasons.push(`state: ${problem}`);
+  const egress = egressProtection(state, landlock.failure !== undefined);
+  if (!egress.active) reasons.push(`egress: ${egress.detail}`);
+  const toolProcesses = toolProcessesProtection(state);
+  if (!toolProcesses.active) reasons.push(`tool processes: ${toolProcesses.detail}`);
   return {
     mode: reasons.length === 0 ? "isolated" : "degraded",
     user: principals.tools.user,
@@ -220,6 +292,8 @@ export function isolationReport(state: ProtectionState): Isolation {
       },
       tokenScrubbed: { active: state.token.scrubbed, detail: state.token.detail },
       executorRouting: { active: state.executor.running, detail: state.executor.detail },
+      egress,
+      toolProcesses,
     },
   };
 }

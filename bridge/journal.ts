@@ -9,6 +9,9 @@
 // system call per batch) before any of them is handed to a client, so a client never sees a frame that a
 // crash of the bridge could lose. The OS page cache holds them from then on; the files are not fsynced per
 // frame (a kernel crash ends the sandbox as well), only when a segment is sealed.
+//
+// A failed write (ENOSPC, EIO) stops the journal: it drops what it has not written and says so (`healthy`
+// false); the caller sends from memory meanwhile, and `rewrite` starts it again from the replay ring.
 import {
   closeSync,
   fsyncSync,
@@ -56,6 +59,33 @@ function listSegments(dir: string): { firstSeq: number; file: string }[] {
   return segments.sort((a, b) => a.firstSeq - b.firstSeq);
 }
 
+/** The system call the journal writes with (a test injects failures: ENOSPC, EIO, short writes). */
+export type Writev = (fd: number, buffers: Buffer[]) => number;
+
+export interface JournalOptions {
+  /** Called once when a write fails (the journal stops until `rewrite`). */
+  onFailure?: (reason: string) => void;
+  writev?: Writev;
+}
+
+/** Writes every byte of `buffers`, at most MAX_IOVECS at a time (writev may also write less than asked). */
+function writevAll(fd: number, buffers: readonly Buffer[], writev: Writev): void {
+  let at = 0;
+  let offset = 0;
+  while (at < buffers.length) {
+    const chunk = buffers.slice(at, at + MAX_IOVECS);
+    if (offset > 0) chunk[0] = (chunk[0] as Buffer).subarray(offset);
+    let written = writev(fd, chunk);
+    if (written === 0) throw new Error("writev wrote nothing");
+    while (at < buffers.length && written >= (buffers[at] as Buffer).length - offset) {
+      written -= (buffers[at] as Buffer).length - offset;
+      at++;
+      offset = 0;
+    }
+    offset += written;
+  }
+}
+
 export class Journal {
   private fd: number | undefined;
   private segmentFirstSeq = 0;
@@ -66,17 +96,20 @@ export class Journal {
   private pendingLastSeq = 0;
   private writtenSeq: number;
   private failure: string | undefined;
-  onFailure: (reason: string) => void = () => {};
 
   readonly dir: string;
   readonly limits: JournalLimits;
   private readonly segmentLimitBytes: number;
   private readonly segmentLimitFrames: number;
+  private readonly onFailure: (reason: string) => void;
+  private readonly writev: Writev;
 
   /** Opens the journal for appending after `headSeq` (what `recover` returned). */
-  constructor(dir: string, limits: JournalLimits, headSeq: number) {
+  constructor(dir: string, limits: JournalLimits, headSeq: number, options: JournalOptions = {}) {
     this.dir = dir;
     this.limits = limits;
+    this.onFailure = options.onFailure ?? (() => {});
+    this.writev = options.writev ?? writevSync;
     this.writtenSeq = headSeq;
     this.pendingLastSeq = headSeq;
     // About eight segments per ring: old frames are dropped a segment at a time.
@@ -154,9 +187,14 @@ export class Journal {
     this.pendingLastSeq = seq;
   }
 
-  /** Seq up to which frames are written (safe to hand to a client). */
+  /** Seq up to which frames are written (safe to hand to a client while the journal is healthy). */
   get durableSeq(): number {
-    return this.failure ? this.pendingLastSeq : this.writtenSeq;
+    return this.writtenSeq;
+  }
+
+  /** False after a failed write, until `rewrite` succeeds. */
+  get healthy(): boolean {
+    return this.failure === undefined;
   }
 
   get failed(): string | undefined {
@@ -182,7 +220,7 @@ export class Journal {
           n++;
           i++;
         }
-        writevSync(this.fd as number, iovecs);
+        writevAll(this.fd as number, iovecs, this.writev);
         this.segmentFrames += n;
         firstSeq += n;
       }
@@ -191,6 +229,31 @@ export class Journal {
     } catch (err) {
       this.fail(`journal write failed: ${(err as Error).message}`);
     }
+  }
+
+  /**
+   * Starts the journal again with exactly `frames` (the replay ring's, contiguous, ending at `headSeq`): every
+   * segment goes, one new one holds them. Throws if the disk still fails (the journal stays stopped).
+   */
+  rewrite(frames: Iterable<{ seq: number; data: Buffer }>, headSeq: number): void {
+    this.close();
+    for (const segment of listSegments(this.dir)) unlinkSync(segment.file);
+    this.segments = [];
+    this.pending = [];
+    this.writtenSeq = headSeq;
+    this.pendingLastSeq = headSeq;
+    let first: number | undefined;
+    const batch: Buffer[] = [];
+    for (const frame of frames) {
+      first ??= frame.seq;
+      batch.push(frame.data, NEWLINE);
+    }
+    this.openSegment(first ?? headSeq + 1);
+    writevAll(this.fd as number, batch, this.writev);
+    this.segmentFrames = batch.length / 2;
+    this.segmentBytes = batch.reduce((n, b) => n + b.length, 0);
+    fsyncSync(this.fd as number);
+    this.failure = undefined;
   }
 
   close(): void {

@@ -23,6 +23,13 @@ import {
 import { isPassableName, toolEnvironment } from "../agent-runtime/executor/tool-env.ts";
 import { choosePolicyPath } from "../agent-runtime/policy/policy-store.ts";
 import {
+  DEFAULT_NETWORK_MODE,
+  EGRESS_GUARD_ENV,
+  type EgressPlan,
+  planEgress,
+  proxyEnvironment,
+} from "../agent-runtime/sandbox/egress.ts";
+import {
   findLandlockHelper,
   grantedTreeHolding,
   isWithin,
@@ -32,6 +39,7 @@ import {
   type ToolsDomain,
   toolsDomain,
 } from "../agent-runtime/sandbox/landlock.ts";
+import { TOOLS_OOM_SCORE_ADJ } from "../agent-runtime/sandbox/process-budget.ts";
 import type { AgentLaunchSpec } from "./agent-launch.ts";
 import type { Principal, Principals } from "./isolation.ts";
 import { RUN_MARKER_ENV } from "./pi-child.ts";
@@ -55,6 +63,8 @@ export interface LaunchPlan {
   policyPath: string;
   piTree: PiTree;
   landlock: { requested: boolean; probe: LandlockProbe; domain: ToolsDomain };
+  /** The tools' egress guard (what Pi's environment says, and what the supervisor installs). */
+  egress: EgressPlan;
   /** Private state a tool could reach (reported as degraded). */
   placement: string[];
   /** What the bridge refused or corrected at start to keep a protection (reported, not degraded). */
@@ -77,7 +87,12 @@ export interface PlanInput {
   runId: string;
   env: NodeJS.ProcessEnv;
   node: string;
+  /** The egress proxy the tools are pointed at (`http://127.0.0.1:<port>`), when the bridge runs one. */
+  egressProxy?: string;
 }
+
+/** How long the supervisor lets the executor end its tools on SIGTERM before it ends everything itself. */
+export const SUPERVISOR_GRACE_MS = 2_000;
 
 export function planLaunch(input: PlanInput): LaunchPlan {
   const { principals, cwd } = input;
@@ -98,6 +113,7 @@ export function planLaunch(input: PlanInput): LaunchPlan {
   });
   const requested = input.landlock === "on";
   const sandboxed = requested && probe.abi > 0 && helper !== undefined;
+  const egress = planEgress({ requested, helper, features: probe.features });
   const protectedAtAll = sandboxed || principals.uidSeparation;
   const placement: string[] = [];
   const notes: string[] = [];
@@ -129,12 +145,15 @@ export function planLaunch(input: PlanInput): LaunchPlan {
   }
 
   const executorBundle = path.join(input.bundleDir, EXECUTOR_BUNDLE);
-  const toolEnv = toolEnvironment(input.env, {
-    home: principals.tools.home,
-    user: principals.tools.user ?? undefined,
-    runMarker: { name: RUN_MARKER_ENV, value: input.runId },
-    passThrough: input.toolEnvNames,
-  });
+  const toolEnv = {
+    ...toolEnvironment(input.env, {
+      home: principals.tools.home,
+      user: principals.tools.user ?? undefined,
+      runMarker: { name: RUN_MARKER_ENV, value: input.runId },
+      passThrough: input.toolEnvNames,
+    }),
+    ...(input.egressProxy ? proxyEnvironment(input.egressProxy) : {}),
+  };
   const executorEnv: Record<string, string> = {
     ...toolEnv,
     ...(helper ? { [TOOL_SHELL_HELPER_ENV]: helper } : {}),
@@ -155,24 +174,55 @@ export function planLaunch(input: PlanInput): LaunchPlan {
     TMPDIR: piTree.tmp,
     AGENT_POLICY_PATH: policyPath,
     [TOOL_HOME_ENV]: principals.tools.home,
+    [EGRESS_GUARD_ENV]: egress.guard,
     ...(principals.pi.user ? { USER: principals.pi.user, LOGNAME: principals.pi.user } : {}),
   });
 
+  const rules = sandboxed
+    ? landlockArgs(domain, probe.abi, { tcpConnect: egress.tier?.landlockTcp === true })
+    : [];
   const spec: AgentLaunchSpec = {
     cwd,
     executor: {
-      file: sandboxed && helper ? helper : input.node,
-      args:
-        sandboxed && helper
-          ? [...landlockArgs(domain, probe.abi), "--", input.node, executorBundle]
-          : [executorBundle],
+      file: helper ?? input.node,
+      // Without the helper (a dev machine without gcc): Node itself, no supervisor (reported as degraded).
+      args: helper ? [...rules, "--", input.node, executorBundle] : [executorBundle],
       env: executorEnv,
       uid: toolsSpawn?.uid,
       gid: toolsSpawn?.gid,
+      ...(helper
+        ? {
+            supervised: {
+              options: {
+                hold: true,
+                nproc: probe.budget.toolsNproc,
+                oomScoreAdj: TOOLS_OOM_SCORE_ADJ,
+                filter: egress.tier?.filter ?? "none",
+                graceMs: SUPERVISOR_GRACE_MS,
+              },
+              network: { mode: DEFAULT_NETWORK_MODE },
+              toolsUid: principals.tools.uid,
+              // The tools' uid is theirs alone (no other principal runs as it): every process of it is a tool.
+              wholeUid:
+                principals.tools.uid !== 0 &&
+                principals.tools.uid !== principals.bridgeUid &&
+                principals.tools.uid !== principals.pi.uid,
+            },
+          }
+        : {}),
     },
     pi: { node: input.node, ...input.pi, env: piEnv, spawnAs: spawnAs(principals.pi) },
   };
-  return { spec, stateDir, policyPath, piTree, landlock: { requested, probe, domain }, placement, notes };
+  return {
+    spec,
+    stateDir,
+    policyPath,
+    piTree,
+    landlock: { requested, probe, domain },
+    egress,
+    placement,
+    notes,
+  };
 }
 
 /** What the executor itself must read: its bundle dir, the Node binary, Pi's node_modules. */

@@ -9,13 +9,8 @@ import { endTree, type TreeSelector } from "../agent-runtime/process-tree.ts";
 /** Environment variable that marks a child and everything it starts (the executor keeps it in tools' env). */
 export const RUN_MARKER_ENV = "CHAT_UI_AGENT_RUN_ID";
 
-/**
- * Pi's argv behind the bridge: RPC mode, no discovered extensions, project-local trust ignored, and only our
- * gate loaded; the caller's own Pi flags come last. (The bench's raw-Pi baseline uses the same argv.)
- */
-export function piArgv(entry: string, gate: string, forwarded: readonly string[]): string[] {
-  return [entry, "--mode", "rpc", "--no-extensions", "--no-approve", "-e", gate, ...forwarded];
-}
+/** Pi's argv behind the bridge, defined in agent-runtime/pi-argv.ts (the bench's raw-Pi baseline uses it too). */
+export { bridgePiArgv as piArgv } from "../agent-runtime/pi-argv.ts";
 
 export interface PiSpawnSpec {
   node: string;

@@ -1,7 +1,7 @@
 // The first thing bridge.mjs evaluates: check the command line, move the token out of the environment, open the
-// state dir and start the agent (the tool executor and Pi), before the heavier modules (logger, schemas,
-// WebSocket) load, so Pi boots in parallel with them. Nothing is started unless every check passes (fail
-// closed); errors are reported by main once the logger exists.
+// state dir, bind the listening address and start the agent (the tool executor and Pi), before the heavier
+// modules (logger, schemas, WebSocket) load, so Pi boots in parallel with them. Nothing is started unless every
+// check passes (fail closed): a refusal is one sentence on stderr here, and a JSON line once the logger exists.
 import { readFileSync, statSync, unlinkSync } from "node:fs";
 import path from "node:path";
 import { findPiInstall, type PiInstall } from "../agent-runtime/pi-install.ts";
@@ -9,8 +9,16 @@ import { type EndTreeResult, endTree } from "../agent-runtime/process-tree.ts";
 import { type AgentLaunch, type AgentPair, startAgent } from "./agent-launch.ts";
 import { decideProcessPrincipals, isolationReport, type ProtectionState } from "./isolation.ts";
 import { type LaunchPlan, planLaunch } from "./launch-plan.ts";
+import { type BoundListener, bindListener, ListenError } from "./listener.ts";
 import { type BridgeOptions, OptionsError, parseOptions } from "./options.ts";
 import { type PiChild, RUN_MARKER_ENV } from "./pi-child.ts";
+import {
+  LAUNCHER_HOME_ENV,
+  modulePathsArePrivate,
+  privateHomeOf,
+  recomputeModulePaths,
+  withPrivateHome,
+} from "./private-home.ts";
 import type { Isolation } from "./protocol.ts";
 import { type OpenedState, openStateDir } from "./state-dir.ts";
 import { bridgeSecretNames, nodeExecve, reexecWithoutSecrets, TOKEN_ENV } from "./token-handover.ts";
@@ -18,6 +26,18 @@ import { bridgeSecretNames, nodeExecve, reexecWithoutSecrets, TOKEN_ENV } from "
 export { TOKEN_ENV };
 
 export class StartupError extends Error {}
+/** The token is missing, too short or unreadable: a usage error (exit 2). */
+export class TokenError extends StartupError {}
+
+/** Shortest token the bridge accepts; use a random one (the handshake's security rests on it). */
+export const MIN_TOKEN_LENGTH = 16;
+
+/** Exit codes by refusal: the caller's mistakes are usage errors (2); everything else is 1. */
+const EXIT_CODES: readonly [new (...args: never[]) => Error, number][] = [
+  [OptionsError, 2],
+  [TokenError, 2],
+  [ListenError, 2],
+];
 
 export interface Started {
   ok: true;
@@ -26,6 +46,8 @@ export interface Started {
   gate: string;
   pi: PiInstall;
   plan: LaunchPlan;
+  /** The listening address (network mode), bound before Pi starts; the network side takes it over. */
+  listener: BoundListener | undefined;
   /** What holds between the principals, now (live: it follows the executor of the current pair). */
   isolation: () => Isolation;
   protections: ProtectionState;
@@ -41,13 +63,20 @@ export interface Started {
 
 export type Prestart = Started | { ok: false; error: Error; exitCode: number };
 
+const FILE_PROBLEMS: Record<string, string> = {
+  ENOENT: "does not exist",
+  EACCES: "is not readable by the bridge",
+  EISDIR: "is a directory",
+  ELOOP: "is a symbolic link loop",
+};
+
 /** Reads the token (env or --token-file, which is then removed); says whether a tool could have read it. */
 function readToken(options: BridgeOptions): { token: string; exposure: string | undefined } {
   let token = process.env[TOKEN_ENV];
   let exposure: string | undefined;
   if (options.tokenFile) {
+    const file = path.resolve(options.tokenFile);
     try {
-      const file = path.resolve(options.tokenFile);
       const st = statSync(file);
       token = readFileSync(file, "utf8").trim();
       try {
@@ -59,13 +88,22 @@ function readToken(options: BridgeOptions): { token: string; exposure: string | 
         exposure ??= `the token file ${file} was readable by other users (mode ${(st.mode & 0o777).toString(8)}) until the bridge removed it`;
       }
     } catch (err) {
-      throw new StartupError(`cannot read --token-file: ${(err as NodeJS.ErrnoException).code ?? err}`);
+      const code = (err as NodeJS.ErrnoException).code ?? "";
+      throw new TokenError(
+        `the token file ${file} ${FILE_PROBLEMS[code] ?? `cannot be read (${code || err})`}`,
+      );
     }
   }
   if (!token || token.trim().length === 0) {
-    throw new StartupError(`network mode needs a token: set ${TOKEN_ENV} or pass --token-file`);
+    throw new TokenError(
+      `network mode needs a token of at least ${MIN_TOKEN_LENGTH} characters: set ${TOKEN_ENV} or pass --token-file`,
+    );
   }
-  if (token.length < 16) throw new StartupError("the bridge token must be at least 16 characters");
+  if (token.length < MIN_TOKEN_LENGTH) {
+    throw new TokenError(
+      `the bridge token has ${token.length} characters; it must have at least ${MIN_TOKEN_LENGTH} (use a random one)`,
+    );
+  }
   return { token, exposure };
 }
 
@@ -80,20 +118,32 @@ function resolveGate(options: BridgeOptions): string {
 }
 
 async function start(): Promise<Prestart> {
+  let listener: BoundListener | undefined;
   try {
     const options = parseOptions(process.argv.slice(2));
     const stateDir = path.resolve(options.stateDir);
     // The token must not stay in the initial environment (/proc/<pid>/environ): re-exec without it. This call
     // does not return when it re-executes; the new image finds the token in a private --token-file.
     const secretsAtStart = bridgeSecretNames(process.env).length > 0;
+    // Before anything could load: a private HOME, no NODE_PATH, and Node's module search path computed again
+    // from them (or, where this Node cannot, computed at a new start: the re-exec).
+    const bridgeStateDir = path.join(stateDir, "bridge");
+    const homeProblem = withPrivateHome(process.env, bridgeStateDir);
+    const launcherHome = homeProblem ? process.env.HOME : process.env[LAUNCHER_HOME_ENV];
+    const home = privateHomeOf(bridgeStateDir);
+    const searched = homeProblem ? undefined : recomputeModulePaths();
+    const restart = !homeProblem && !(searched && modulePathsArePrivate(searched, home, process.execPath));
     const reexecProblem = reexecWithoutSecrets({
       argv: process.argv.slice(1),
       env: process.env,
-      bridgeStateDir: path.join(stateDir, "bridge"),
+      bridgeStateDir,
       handOverToken: options.listen !== undefined && options.tokenFile === undefined,
       execve: nodeExecve(),
+      always: restart,
     });
     const read = options.listen ? readToken(options) : undefined;
+    // Bound before anything is started: an address in use stops the start here, before Pi.
+    if (options.listen) listener = await bindListener(options.listen.host, options.listen.port);
     for (const name of bridgeSecretNames(process.env)) delete process.env[name];
     const gate = resolveGate(options);
     const cwd = path.resolve(options.cwd);
@@ -101,7 +151,8 @@ async function start(): Promise<Prestart> {
       throw new StartupError(`--cwd ${cwd} is not a directory`);
     }
     const pi = findPiInstall(import.meta.dirname);
-    const principals = decideProcessPrincipals(options.agentUser, options.piUser);
+    const principals = decideProcessPrincipals(options.agentUser, options.piUser, launcherHome);
+    delete process.env[LAUNCHER_HOME_ENV];
     const state = await openStateDir(stateDir, { workspace: cwd });
     const markerPrefix = `${state.identity.stateId}.`;
     // A bridge that died (kill -9, OOM) could not end its agent: its Pi, executor and tools go before a new Pi
@@ -126,8 +177,10 @@ async function start(): Promise<Prestart> {
     });
     // The bridge reads and writes the same policy file it tells Pi about.
     process.env.AGENT_POLICY_PATH = plan.policyPath;
+    const tokenProblem = secretsAtStart ? reexecProblem : undefined;
+    const privateProblem = homeProblem ?? (restart ? reexecProblem : undefined);
     const tokenDetail =
-      reexecProblem ??
+      tokenProblem ??
       read?.exposure ??
       (secretsAtStart
         ? "the bridge re-executed itself without its secrets; the token lives only in its memory"
@@ -138,9 +191,10 @@ async function start(): Promise<Prestart> {
       principals,
       landlock: { requested: plan.landlock.requested, probe: plan.landlock.probe, failure: undefined },
       toolEnv: { passThrough: options.toolEnv },
-      token: { scrubbed: reexecProblem === undefined && read?.exposure === undefined, detail: tokenDetail },
+      token: { scrubbed: tokenProblem === undefined && read?.exposure === undefined, detail: tokenDetail },
       executor: { running: true, detail: "built-in tools and `!` commands run in the tool executor" },
-      placement: plan.placement,
+      // A bridge HOME that could not be made private degrades the report (and is logged at start).
+      placement: privateProblem ? [...plan.placement, privateProblem] : plan.placement,
       notes: plan.notes,
     };
     let current: AgentPair | undefined;
@@ -171,6 +225,7 @@ async function start(): Promise<Prestart> {
       ok: true,
       options,
       token: read?.token,
+      listener,
       gate,
       pi,
       plan,
@@ -184,7 +239,11 @@ async function start(): Promise<Prestart> {
     };
   } catch (err) {
     const error = err instanceof Error ? err : new Error(String(err));
-    return { ok: false, error, exitCode: err instanceof OptionsError ? 2 : 1 };
+    // One sentence a person reads first; the JSON line follows once the logger exists.
+    process.stderr.write(`chat-ui-agent bridge: ${error.message}\n`);
+    listener?.server.close();
+    const exitCode = EXIT_CODES.find(([kind]) => error instanceof kind)?.[1] ?? 1;
+    return { ok: false, error, exitCode };
   }
 }
 

@@ -1,21 +1,26 @@
-// Bridge protocol v1: every frame shape, defined once. The bridge, the typed client and the tests
+// Bridge protocol v2: every frame shape, defined once. The bridge, the typed client and the tests
 // import these schemas; docs/protocol.md is checked against them (tests/unit/bridge-protocol-doc.test.ts).
 import type { RpcCommand } from "@earendil-works/pi-coding-agent";
 import { z } from "zod";
 import { POLICY_MODES } from "../agent-runtime/policy/policy-modes.ts";
 
-export const PROTOCOL_VERSION = 1;
+export const PROTOCOL_VERSION = 2;
+
+/** A nonce or a proof of the handshake (bridge/handshake.ts): 32 bytes as lowercase hex. */
+const hex64 = z.string().regex(/^[0-9a-f]{64}$/);
 
 /** WebSocket close codes the bridge uses. */
 export const CloseCode = {
   /** Normal close while the bridge shuts down. */
   goingAway: 1001,
-  /** Wrong or missing token, or a malformed/late hello (same delay for every failure). */
+  /** A wrong proof, a malformed/late hello or a protocol-1 hello (a failed proof waits a growing delay). */
   unauthorized: 4001,
   /** A newer hello took over as the controller. */
   superseded: 4002,
   /** The client could not keep up (its unsent backlog overflowed); it should resume. */
   tooSlow: 4008,
+  /** Too many connections were waiting to authenticate: the oldest was let go. Retry. */
+  busy: 4029,
 } as const;
 
 /** Pi 0.84.2 RPC commands (rpc-types.d.ts) plus the patch's replace_queue. */
@@ -103,11 +108,16 @@ const commandId = z.string().min(1).max(256);
 
 // ---------------------------------------------------------------- client → bridge
 
+/**
+ * The client's answer to the challenge: its own nonce and its proof (HMAC over both nonces and the client id with
+ * the key derived from the token). The token itself never crosses the wire.
+ */
 export const HelloFrame = z.strictObject({
   type: z.literal("hello"),
   protocol: z.literal(PROTOCOL_VERSION),
-  token: z.string().min(1).max(4096),
   clientId: z.string().min(1).max(256),
+  nonce: hex64,
+  proof: hex64,
   resume: z
     .strictObject({
       epoch: z.string().regex(/^[0-9a-f]{32}$/),
@@ -115,6 +125,7 @@ export const HelloFrame = z.strictObject({
     })
     .optional(),
 });
+export type HelloFrame = z.infer<typeof HelloFrame>;
 
 export const AckFrame = z.strictObject({ type: z.literal("ack"), seq: z.number().int().nonnegative() });
 
@@ -193,8 +204,9 @@ const ExitInfo = z.strictObject({ code: z.number().int().nullable(), signal: z.s
 export const PiStatus = z.strictObject({
   pid: z.number().int().nullable(),
   /**
-   * starting: spawned, being probed (commands wait); running: proved patched, serving; restarting: exited
-   * unexpectedly, a new Pi follows; exited: gone for good; refused: failed the patch probe (nothing served).
+   * starting: spawned, being probed (commands wait); running: proved patched, serving; restarting: exited,
+   * hung or not spawned, a new Pi follows; exited: gone for good (shutdown, stdio mode); refused: failed the
+   * patch probe (nothing served).
    */
   state: z.enum(["starting", "running", "restarting", "exited", "refused"]),
   exit: ExitInfo.nullable(),
@@ -202,7 +214,7 @@ export const PiStatus = z.strictObject({
   patched: z.boolean().nullable(),
   /** Why Pi is refused or gone (null while all is well). */
   problem: z.string().nullable(),
-  /** Restarts after unexpected exits within the current window (at most 3 in 10 minutes). */
+  /** Restarts within the last 10 minutes (the first 3 quick; beyond, a crash loop with a long backoff). */
   restarts: z.number().int().nonnegative(),
 });
 export type PiStatus = z.infer<typeof PiStatus>;
@@ -251,6 +263,35 @@ export const Isolation = z.strictObject({
     tokenScrubbed: Protection,
     /** Built-in tools and `!` commands run in the tool executor, not in Pi's process. */
     executorRouting: Protection,
+    /**
+     * The tools' network (issue 18): loopback only, the rest through the egress proxy or an approved call.
+     * `guard` is what the kernel lets the supervisor enforce; `mode` the operator's network mode.
+     */
+    egress: z.strictObject({
+      active: z.boolean(),
+      guard: z.enum(["enforcing", "degraded", "off"]),
+      mode: z.enum(["lockdown", "registries", "open"]),
+      filter: z.enum(["notify", "no-inet", "none"]).nullable(),
+      kernel: z.strictObject({
+        landlockAbi: z.number().int(),
+        landlockNet: z.boolean(),
+        seccompFilter: z.boolean(),
+        seccompNotify: z.boolean(),
+        notifyAddfd: z.boolean(),
+      }),
+      detail: z.string(),
+    }),
+    /**
+     * Tool processes end with their call, their pair and the bridge (a subreaper above each); they hold at most
+     * `nproc` tasks, below the container's budget; the OOM killer takes them first.
+     */
+    toolProcesses: z.strictObject({
+      active: z.boolean(),
+      nproc: z.number().int().nullable(),
+      containerPids: z.number().int().nullable(),
+      oomScoreAdj: z.number().int().nullable(),
+      detail: z.string(),
+    }),
   }),
 });
 export type Isolation = z.infer<typeof Isolation>;
@@ -279,11 +320,23 @@ export type Snapshot = z.infer<typeof Snapshot>;
 
 export const ResetReason = z.enum(["new", "epoch_changed", "cursor_too_old"]);
 
-/** First frame of every connection. Connection-scoped: seq 0, never replayed. */
+/** The bridge's first frame on every connection (it speaks first). Connection-scoped: no seq, never replayed. */
+export const ChallengeFrame = z.strictObject({
+  type: z.literal("challenge"),
+  protocol: z.literal(PROTOCOL_VERSION),
+  nonce: hex64,
+});
+export type ChallengeFrame = z.infer<typeof ChallengeFrame>;
+
+/**
+ * The answer to an accepted hello. Connection-scoped: seq 0, never replayed. `proof` shows the bridge knows the
+ * token (HMAC over both nonces, the client id and the epoch); a client believes nothing before it checks it.
+ */
 export const WelcomeFrame = z.strictObject({
   type: z.literal("welcome"),
   seq: z.literal(0),
   protocol: z.literal(PROTOCOL_VERSION),
+  proof: hex64,
   epoch: z.string().regex(/^[0-9a-f]{32}$/),
   headSeq: seq,
   resumed: z.boolean(),
@@ -342,7 +395,10 @@ export const AgentExitedFrame = z.strictObject({
   seq,
   code: z.number().int().nullable(),
   signal: z.string().nullable(),
-  /** Why it is final: "exited" (shutdown or stdio), "crash_loop", or "unverified: …" (failed the patch probe). */
+  /**
+   * "exited" (shutdown or stdio: final), "unverified: …" (failed the patch probe: final), or "crash_loop" (Pi
+   * keeps exiting; the bridge keeps retrying with a long backoff, and `agent_restarted` follows once one serves).
+   */
   reason: z.string().optional(),
 });
 
@@ -378,6 +434,7 @@ export const PolicyChangedFrame = z.strictObject({
 
 /** The frames the bridge makes itself (every other numbered frame is a Pi event passed through). */
 const BRIDGE_FRAMES = [
+  ChallengeFrame,
   WelcomeFrame,
   ResponseFrame,
   ErrorFrame,
@@ -393,14 +450,36 @@ export const BRIDGE_FRAME_TYPES: readonly string[] = BRIDGE_FRAMES.map((frame) =
 /** Where the bridge keeps its state, whether its journal is written, and where its log file is. */
 export const Durability = z.strictObject({
   stateDir: z.string().nullable(),
-  /** ok: every frame is journaled before it is sent; off: stdio mode; failed: writes failed (see problem). */
-  journal: z.enum(["ok", "off", "failed"]),
+  /**
+   * ok: every frame is journaled before it is sent; off: stdio mode; degraded: writes fail (see problem), frames
+   * are sent from memory, writes are retried, and this epoch is not resumed after a bridge restart until they work.
+   */
+  journal: z.enum(["ok", "off", "degraded"]),
   problem: z.string().nullable(),
   /** The log file (its path only, never its contents). */
   logFile: z.string().nullable(),
   session: z.strictObject({ id: z.string(), file: z.string().nullable() }).nullable(),
 });
 export type Durability = z.infer<typeof Durability>;
+
+/** Why the bridge is not healthy (GET /v1/health answers 503 then). */
+export const HealthReason = z.enum([
+  "starting_too_long",
+  "pi_hung",
+  "crash_loop",
+  "refused",
+  "agent_exited",
+  "delivery_frozen",
+  "shutting_down",
+]);
+export type HealthReason = z.infer<typeof HealthReason>;
+
+export const Health = z.strictObject({
+  ok: z.boolean(),
+  reason: HealthReason.nullable(),
+  detail: z.string().nullable(),
+});
+export type Health = z.infer<typeof Health>;
 
 /** The bridge's own bridge_status data. */
 export const BridgeStatus = z.strictObject({
@@ -420,6 +499,7 @@ export const BridgeStatus = z.strictObject({
   agentBusy: z.boolean(),
   shuttingDown: z.boolean(),
   durability: Durability,
+  health: Health,
 });
 export type BridgeStatus = z.infer<typeof BridgeStatus>;
 
@@ -462,6 +542,7 @@ export const schemas = {
   GetPolicyFrame,
   BridgeStatusFrame,
   PiCommandFrame,
+  ChallengeFrame,
   WelcomeFrame,
   ResponseFrame,
   ErrorFrame,

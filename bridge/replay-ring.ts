@@ -91,6 +91,11 @@ export class ReplayRing {
     return lastSeq <= this.lastSeq && lastSeq >= this.firstSeq - 1;
   }
 
+  /** Every frame held, oldest first. */
+  *held(): Generator<RingFrame> {
+    for (let i = this.head; i < this.frames.length; i++) yield this.frames[i] as RingFrame;
+  }
+
   /** The frame with this seq, if still held. */
   get(seq: number): RingFrame | undefined {
     const index = this.head + (seq - this.firstSeq);

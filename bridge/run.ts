@@ -7,10 +7,10 @@ import { readEffectivePolicy, setPolicy } from "../agent-runtime/policy/policy-s
 import { startAgent } from "./agent-launch.ts";
 import { BridgeCore, type FrameSink } from "./core.ts";
 import { type DurableState, openDurableState } from "./durable-state.ts";
-import { NetworkServer, RingSink } from "./network.ts";
+import { NetworkServer } from "./network.ts";
 import type { Prestart } from "./prestart.ts";
 import type { Durability } from "./protocol.ts";
-import { ReplayRing } from "./replay-ring.ts";
+import { RingSink } from "./ring-sink.ts";
 import { saveSession } from "./state-dir.ts";
 import { attachStdin, StdioSink } from "./stdio.ts";
 
@@ -21,7 +21,7 @@ export async function runBridge(prestart: Prestart): Promise<void> {
     log.fatal({ err: prestart.error.message }, "bridge failed to start");
     process.exit(prestart.exitCode);
   }
-  const { options, token, gate, pi, isolation, state, leftovers, launch, agent } = prestart;
+  const { options, token, listener, gate, pi, isolation, state, leftovers, launch, agent } = prestart;
   let logFile: LogFileInfo | undefined;
   try {
     logFile = await addLogFile(log, {
@@ -54,7 +54,7 @@ export async function runBridge(prestart: Prestart): Promise<void> {
       await core.agent?.terminate(options.killGraceMs);
       if (network) await network.close();
       if (stdioSink) await stdioSink.flush();
-      durable?.journal.close();
+      durable?.close();
       process.exit(exitCode);
     })();
   };
@@ -67,14 +67,11 @@ export async function runBridge(prestart: Prestart): Promise<void> {
       { maxFrames: options.replayFrames, maxBytes: options.replayBytes },
       log,
     );
-    const ring = new ReplayRing(options.replayFrames, options.replayBytes);
-    for (const frame of durable.frames) ring.restore(frame.seq, frame.data);
-    durable.frames.length = 0;
-    ringSink = new RingSink(ring, durable.journal);
+    // Frames reach the client once journaled; the server is made below, after the core it serves.
+    ringSink = new RingSink(durable.ring, { journal: durable.journal, onAppend: () => network?.notify() });
     sink = ringSink;
   } else {
-    stdioSink = new StdioSink(process.stdout);
-    stdioSink.onBroken = () => requestShutdown("stdout closed");
+    stdioSink = new StdioSink(process.stdout, () => requestShutdown("stdout closed"));
     sink = stdioSink;
   }
   const session = launch.session;
@@ -84,12 +81,15 @@ export async function runBridge(prestart: Prestart): Promise<void> {
     logFile: logFile?.current ?? null,
     session: session ? { id: session.current.sessionId, file: session.current.sessionFile } : null,
   });
+  // The transports differ only in these options: network mode requires ids, restarts Pi and lingers; stdio
+  // mode exits with Pi, as `pi --mode rpc` would.
   const core = new BridgeCore(sink, {
-    mode: options.listen ? "network" : "stdio",
+    transport: options.listen ? "network" : "stdio",
+    requireIds: options.listen !== undefined,
     epoch: durable?.epoch ?? state.identity.epoch,
     detachedGraceMs: options.detachedGraceMs,
     idleExitMs: options.idleExitMs,
-    lingerMs: options.lingerMs,
+    lingerMs: options.listen ? options.lingerMs : 0,
     maxFrameBytes: options.maxFrameBytes,
     isolation,
     policy: { read: () => readEffectivePolicy(), set: (o) => setPolicy(o) },
@@ -116,11 +116,6 @@ export async function runBridge(prestart: Prestart): Promise<void> {
       : {}),
     durability,
   });
-  if (ringSink) {
-    const ring = ringSink.ring;
-    core.firstSeq = () => ring.firstSeq;
-  }
-
   for (const signal of ["SIGTERM", "SIGINT", "SIGHUP"] as const) {
     process.on(signal, () => requestShutdown(signal));
   }
@@ -163,12 +158,10 @@ export async function runBridge(prestart: Prestart): Promise<void> {
         authFailureDelayMs: options.authFailureDelayMs,
         maxFrameBytes: options.maxFrameBytes,
         maxSendQueueBytes: options.maxSendQueueBytes,
+        listener,
       },
       log,
     );
-    network.healthExtra = () => ({ logFile: logFile?.current ?? null, stateDir: state.paths.root });
-    const theNetwork = network;
-    ringSink.onAppend = () => theNetwork.notify();
     const address = await network.listen();
     log.info({ host: address.address, port: address.port, epoch: core.epoch }, "listening");
   } else {

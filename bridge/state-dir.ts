@@ -2,13 +2,13 @@
 // command records, Pi's session), `<state>/logs/`, `<state>/pi/` (Pi's session dir). The bridge creates
 // what is missing, private (0700), and refuses a directory that someone else owns, that others can write,
 // that is a symlink, or that lies inside the agent's workspace. One bridge per state directory: a second
-// one is refused while the first lives (an abstract-socket lock, released by the kernel when its holder
-// dies, so a restart after kill -9 never waits for a stale lock).
-import { createHash, randomBytes, randomUUID } from "node:crypto";
+// one is refused while the first lives (a lock file in the private <state>/bridge/, see state-lock.ts: no tool
+// can take or hold it, and a restart after kill -9 takes a stale one over at once).
+import { randomBytes, randomUUID } from "node:crypto";
 import { lstatSync, mkdirSync, realpathSync, type Stats } from "node:fs";
-import { createServer, type Server } from "node:net";
 import path from "node:path";
 import { readBounded, writeFileAtomic } from "./state-files.ts";
+import { LockHeldError, type StateLock, takeStateLock } from "./state-lock.ts";
 
 export class StateDirError extends Error {}
 
@@ -83,7 +83,7 @@ export interface OpenedState {
   /** Why the previous epoch was not kept, if it was not. */
   epochProblem: string | undefined;
   session: SessionRecord;
-  lock: Server;
+  lock: StateLock;
 }
 
 /** Validates and opens the state dir, takes the lock, reads identity and session. */
@@ -102,36 +102,23 @@ export async function openStateDir(
     );
   }
   const paths = layout(real);
-  const rootStat = lstatSync(real);
-  const lock = await takeLock(rootStat);
+  ensurePrivateDir(paths.bridgeDir, euid);
+  let lock: StateLock;
   try {
-    ensurePrivateDir(paths.bridgeDir, euid);
+    lock = takeStateLock(paths.bridgeDir);
+  } catch (err) {
+    if (err instanceof LockHeldError) throw new StateDirError(err.message);
+    throw err;
+  }
+  try {
     ensurePrivateDir(paths.logsDir, euid);
     const { identity, fresh, problem } = readIdentity(paths.bridgeDir);
     const session = readSession(paths.bridgeDir);
     return { paths, identity, fresh, epochProblem: problem, session, lock };
   } catch (err) {
-    lock.close();
+    lock.release();
     throw err;
   }
-}
-
-/** The lock: an abstract unix socket named after the directory's device and inode. */
-async function takeLock(stat: Stats): Promise<Server> {
-  const name = createHash("sha256").update(`${stat.dev}:${stat.ino}`).digest("hex").slice(0, 32);
-  const server = createServer();
-  await new Promise<void>((resolve, reject) => {
-    server.once("error", (err: NodeJS.ErrnoException) => {
-      reject(
-        err.code === "EADDRINUSE"
-          ? new StateDirError("another bridge is using this state dir (give each bridge its own --state-dir)")
-          : err,
-      );
-    });
-    server.listen({ path: `\0chat-ui-agent-state-${name}` }, () => resolve());
-  });
-  server.unref();
-  return server;
 }
 
 function readJson(file: string): unknown {

@@ -7,13 +7,13 @@ import type { BridgeCore, Frame, FrameSink } from "./core.ts";
 
 export class StdioSink implements FrameSink {
   private count = 0;
-  onBroken: () => void = () => {};
 
   private readonly out: NodeJS.WritableStream & { on: NodeJS.WritableStream["on"] };
 
-  constructor(out: NodeJS.WritableStream & { on: NodeJS.WritableStream["on"] }) {
+  /** `onBroken`: stdout failed (EPIPE: the reader went away). */
+  constructor(out: NodeJS.WritableStream & { on: NodeJS.WritableStream["on"] }, onBroken: () => void) {
     this.out = out;
-    out.on("error", () => this.onBroken());
+    out.on("error", () => onBroken());
   }
 
   publish(frame: Frame, raw?: string): void {
@@ -24,6 +24,11 @@ export class StdioSink implements FrameSink {
 
   get headSeq(): number {
     return this.count;
+  }
+
+  /** Nothing is kept for a resend: stdio has no replay. */
+  get firstSeq(): number {
+    return this.count + 1;
   }
 
   /** Resolves when everything written so far has been handed to the OS. */

@@ -25,8 +25,9 @@ export function nodeExecve(): Reexec | undefined {
 }
 
 /**
- * If the environment holds a bridge secret, re-executes the bridge without it and never returns. Returns the
- * reason it did not (no secret: nothing to do → undefined; or why the secret stays in the initial environment).
+ * If the environment holds a bridge secret (or `always`), re-executes the bridge without it and never returns.
+ * Returns the reason it did not (no secret: nothing to do → undefined; or why the secret stays in the initial
+ * environment).
  */
 export function reexecWithoutSecrets(input: {
   argv: readonly string[];
@@ -36,9 +37,11 @@ export function reexecWithoutSecrets(input: {
   /** Whether the bridge needs the token (network mode) and has no --token-file of its own. */
   handOverToken: boolean;
   execve: Reexec | undefined;
+  /** Re-execute even without a secret (Node must start again with the environment as it is now). */
+  always?: boolean;
 }): string | undefined {
   const secrets = bridgeSecretNames(input.env);
-  if (secrets.length === 0) return undefined;
+  if (secrets.length === 0 && !input.always) return undefined;
   if (!input.execve) {
     return "this Node has no process.execve, so the token stays in the bridge's initial environment (/proc/<pid>/environ)";
   }

@@ -10,10 +10,12 @@ import { say, startScriptedModel } from "../agent-runtime/dev/scripted-model.ts"
 import { JsonlDecoder } from "../agent-runtime/jsonl.ts";
 import { findPiInstall } from "../agent-runtime/pi-install.ts";
 import { BridgeClient } from "../bridge/client.ts";
+import { bridgeProof, clientProof, deriveKey, newNonce, proofMatches } from "../bridge/handshake.ts";
 import { Journal } from "../bridge/journal.ts";
-import { RingSink } from "../bridge/network.ts";
 import { piArgv } from "../bridge/pi-child.ts";
+import { PROTOCOL_VERSION } from "../bridge/protocol.ts";
 import { ReplayRing } from "../bridge/replay-ring.ts";
+import { RingSink } from "../bridge/ring-sink.ts";
 
 const root = path.resolve(import.meta.dirname, "..");
 const bundle = path.join(root, "build", "opt", "chat-ui-agent", "bridge.mjs");
@@ -100,33 +102,46 @@ async function startNetworkBridge(
 
 type Frame = { type: string; seq?: number; t?: string; [k: string]: unknown };
 
+const benchKey = deriveKey(TOKEN);
+
+/** A protocol-2 connection: the challenge, the hello with its proof, then the welcome (timed from the hello). */
 function connect(port: number, onFrame: (text: string) => void, resume?: { epoch: string; lastSeq: number }) {
   const ws = new WebSocket(`ws://127.0.0.1:${port}/v1/rpc`);
   const sentAt = { hello: 0 };
   const welcome = new Promise<Frame>((resolve, reject) => {
-    let first = true;
-    ws.on("message", (data) => {
+    let phase: "challenge" | "welcome" | "live" = "challenge";
+    ws.on("message", async (data) => {
       const text = String(data);
-      if (first) {
-        first = false;
-        resolve(JSON.parse(text) as Frame);
+      if (phase === "live") {
+        onFrame(text);
         return;
       }
-      onFrame(text);
-    });
-    ws.once("error", reject);
-    ws.once("open", () => {
+      const frame = JSON.parse(text) as Frame;
+      if (phase === "welcome") {
+        phase = "live";
+        resolve(frame);
+        return;
+      }
+      phase = "welcome";
+      const clientNonce = newNonce();
+      const proof = clientProof(await benchKey, {
+        bridgeNonce: String(frame.nonce),
+        clientNonce,
+        clientId: "bench",
+      });
       sentAt.hello = performance.now();
       ws.send(
         JSON.stringify({
           type: "hello",
-          protocol: 1,
-          token: TOKEN,
+          protocol: PROTOCOL_VERSION,
           clientId: "bench",
           ...(resume ? { resume } : {}),
+          nonce: clientNonce,
+          proof,
         }),
       );
     });
+    ws.once("error", reject);
   });
   return { ws, welcome, sentAt };
 }
@@ -329,10 +344,9 @@ async function journalCost(): Promise<Record<string, number>> {
   const dir = mkdtempSync(path.join(scratch, "journal-"));
   const frames = 20_000;
   const text = JSON.stringify({ type: "message_update", pad: "x".repeat(180) });
-  const withJournal = new RingSink(
-    new ReplayRing(10_000, 32 * 1024 * 1024),
-    new Journal(dir, { maxFrames: 10_000, maxBytes: 32 * 1024 * 1024 }, 0),
-  );
+  const withJournal = new RingSink(new ReplayRing(10_000, 32 * 1024 * 1024), {
+    journal: new Journal(dir, { maxFrames: 10_000, maxBytes: 32 * 1024 * 1024 }, 0),
+  });
   const without = new RingSink(new ReplayRing(10_000, 32 * 1024 * 1024));
   const timed = (sink: RingSink) => {
     const start = process.hrtime.bigint();
@@ -410,15 +424,61 @@ async function restartToResume(): Promise<Record<string, number>> {
   };
 }
 
+// 8. The handshake (protocol 2): the key derivation each side does once, the proofs each connection costs, and
+// connect → welcome through the bridge against a bare WebSocket open on the same bridge (its baseline).
+async function handshakeCost(): Promise<Record<string, number>> {
+  const derive: number[] = [];
+  for (let i = 0; i < 5; i++) {
+    const start = performance.now();
+    await deriveKey(`${TOKEN}-${i}`);
+    derive.push(performance.now() - start);
+  }
+  const key = await benchKey;
+  const proofs: number[] = [];
+  for (let i = 0; i < 2_000; i++) {
+    const bridgeNonce = newNonce();
+    const clientNonce = newNonce();
+    const start = process.hrtime.bigint();
+    const proof = clientProof(key, { bridgeNonce, clientNonce, clientId: "bench" });
+    proofMatches(clientProof(key, { bridgeNonce, clientNonce, clientId: "bench" }), proof);
+    bridgeProof(key, { bridgeNonce, clientNonce, clientId: "bench", epoch: "e".repeat(32) });
+    proofs.push(Number(process.hrtime.bigint() - start) / 1000);
+  }
+  const bridge = await startNetworkBridge();
+  const opened: number[] = [];
+  const welcomed: number[] = [];
+  for (let i = 0; i < 30; i++) {
+    const start = performance.now();
+    const bare = new WebSocket(`ws://127.0.0.1:${bridge.port}/v1/rpc`);
+    await new Promise((resolve) => bare.once("message", resolve));
+    opened.push(performance.now() - start);
+    bare.terminate();
+    const started = performance.now();
+    const c = connect(bridge.port, () => {});
+    await c.welcome;
+    welcomed.push(performance.now() - started);
+    c.ws.close();
+  }
+  await stop(bridge.child);
+  return {
+    deriveKeyMedianMs: round(median(derive)),
+    proofsPerConnectionMedianUs: round(median(proofs)),
+    openToChallengeMedianMs: round(median(opened), 3),
+    openToWelcomeMedianMs: round(median(welcomed), 3),
+    connections: 30,
+  };
+}
+
 async function main(): Promise<void> {
   if (!existsSync(bundle)) throw new Error(`${bundle} is missing: run npm run build first`);
-  // `--only=latency` (or throughput, cold, journal, restart) runs one part, for quick iterations.
+  // `--only=latency` (or throughput, cold, journal, restart, handshake) runs one part, for quick iterations.
   const only = process.argv.find((a) => a.startsWith("--only="))?.slice("--only=".length);
   const latencyFigures = !only || only === "latency" ? await latency() : undefined;
   const rest = !only || only === "throughput" ? await throughputReplayRss() : {};
   const cold = !only || only === "cold" ? await coldStart() : undefined;
   const journal = !only || only === "journal" ? await journalCost() : undefined;
   const restart = !only || only === "restart" ? await restartToResume() : undefined;
+  const handshake = !only || only === "handshake" ? await handshakeCost() : undefined;
   const result = {
     gate: path.relative(root, gate),
     latency: latencyFigures,
@@ -426,6 +486,7 @@ async function main(): Promise<void> {
     coldStart: cold,
     journal,
     restart,
+    handshake,
     targets: {
       journalCostMedianUs: "<= 20",
       restartToFirstResumedFrameMedianMs: "<= 3000 (includes Pi's start and the patch probe)",

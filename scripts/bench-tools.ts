@@ -1,8 +1,11 @@
 // npm run bench:tools — what routing a tool call through the tool executor costs, per call, against Pi's own
 // built-in tool run in-process, measured in the same run (interleaved, so a busy machine hits both alike):
 // a `read` of a 10 KB file and `bash -c true`. The executor runs as the bridge starts it: the built bundle,
-// inside the tools' Landlock domain (when the kernel has one), tool shells through the fd-closing helper.
-// Prints one JSON object on stdout. Targets (issue 11): read +2 ms p50, bash +5 ms p50 at most.
+// inside the tools' Landlock domain (when the kernel has one), each tool shell one call under the helper.
+// The egress guard (issue 18): the same executor under the tool supervisor with the seccomp filter, against
+// the executor without it (`bash -c true` per call), and a loopback connect from a tool process with and without
+// the guard. Prints one JSON object on stdout. Targets: read +2 ms p50, bash +5 ms p50 (issue 11); the guard
+// adds at most 2 ms p50 to `bash -c true`, and a guarded loopback connect costs at most 200 µs p50.
 import { spawn } from "node:child_process";
 import { mkdtemp, rm, writeFile } from "node:fs/promises";
 import type { Socket } from "node:net";
@@ -11,16 +14,24 @@ import path from "node:path";
 import { loadPiToolFactories } from "../agent-runtime/executor/pi-modules.ts";
 import { TOOL_SHELL_HELPER_ENV, TOOL_SHELL_NEST_ENV } from "../agent-runtime/executor/protocol.ts";
 import { createLogger } from "../agent-runtime/log.ts";
+import { egressTier } from "../agent-runtime/sandbox/egress.ts";
 import {
   findLandlockHelper,
   landlockArgs,
   probeLandlock,
   toolsDomain,
 } from "../agent-runtime/sandbox/landlock.ts";
+import { commandLine, supervisorArgs } from "../agent-runtime/sandbox/supervisor.ts";
 import { ExecutorClient } from "../agent-runtime/tools/executor-client.ts";
 
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 200);
-const TARGETS_MS = { read_added_p50: 2, bash_added_p50: 5 };
+const TARGETS_MS = {
+  read_added_p50: 2,
+  bash_added_p50: 5,
+  guard_bash_added_p50: 2,
+  guarded_connect_p50: 0.2,
+};
+const CONNECTS = Number(process.env.BENCH_CONNECTS ?? 1000);
 const root = path.resolve(import.meta.dirname, "..");
 const bundleDir = path.join(root, "build", "opt", "chat-ui-agent");
 
@@ -42,9 +53,53 @@ async function time(run: () => Promise<unknown>): Promise<bigint> {
   return process.hrtime.bigint() - start;
 }
 
+/** A tool process's loopback connects (Node, to a server in the same process): each one's time, in µs. */
+const CONNECT_PROBE = `
+const net = require("net");
+const server = net.createServer((s) => s.destroy()).listen(0, "127.0.0.1", async () => {
+  const port = server.address().port, out = [];
+  for (let i = 0; i < Number(process.argv[1]); i++) {
+    const start = process.hrtime.bigint();
+    await new Promise((resolve, reject) => {
+      const socket = net.connect(port, "127.0.0.1", () => { socket.destroy(); resolve(); });
+      socket.on("error", reject);
+    });
+    out.push(Number(process.hrtime.bigint() - start) / 1000);
+  }
+  process.stdout.write(JSON.stringify(out));
+  server.close();
+});`;
+
+/** Runs the connect probe under `prefix…` (the helper and its options, or nothing) and returns its samples (µs). */
+function connectSamples(prefix: string[], env: NodeJS.ProcessEnv, count: number): Promise<number[]> {
+  const [file, ...args] = [...prefix, process.execPath, "-e", CONNECT_PROBE, String(count)];
+  return new Promise((resolve, reject) => {
+    const child = spawn(file ?? process.execPath, args, {
+      env,
+      stdio: ["ignore", "pipe", "pipe", "pipe", "pipe"],
+    });
+    let out = "";
+    let err = "";
+    child.stdout?.on("data", (chunk: Buffer) => {
+      out += chunk;
+    });
+    child.stderr?.on("data", (chunk: Buffer) => {
+      err += chunk;
+    });
+    child.on("close", () => {
+      try {
+        resolve(JSON.parse(out) as number[]);
+      } catch {
+        reject(new Error(`the connect probe failed: ${err.slice(-500)}`));
+      }
+    });
+  });
+}
+
 const dir = await mkdtemp(path.join(tmpdir(), "bench-tools-"));
 const home = await mkdtemp(path.join(tmpdir(), "bench-tools-home-"));
 let executor: ReturnType<typeof spawn> | undefined;
+let guardedExecutor: ReturnType<typeof spawn> | undefined;
 try {
   const file = path.join(dir, "ten-kb.txt");
   await writeFile(file, `${"0123456789abcdef ".repeat(60)}\n`.repeat(10).slice(0, 10 * 1024));
@@ -78,6 +133,44 @@ try {
   client.warm();
   const hello = await client.hello;
 
+  // The same executor under the supervisor, with the egress guard this kernel allows (as the bridge starts it).
+  const tier = egressTier(probe.features);
+  const guardedArgs = helper
+    ? [
+        ...supervisorArgs({
+          hold: false,
+          nproc: probe.budget.toolsNproc,
+          oomScoreAdj: 1000,
+          filter: tier.filter,
+          mode: "registries",
+          setenv: {},
+          graceMs: 2_000,
+        }),
+        ...(sandboxed ? landlockArgs(domain, probe.abi, { tcpConnect: tier.landlockTcp }) : []),
+        "--",
+      ]
+    : [];
+  const toolEnv = {
+    PATH: process.env.PATH ?? "/usr/bin:/bin",
+    HOME: home,
+    LANG: "C.UTF-8",
+    ...(helper ? { [TOOL_SHELL_HELPER_ENV]: helper } : {}),
+    ...(sandboxed ? { [TOOL_SHELL_NEST_ENV]: "1" } : {}),
+  };
+  guardedExecutor = helper
+    ? spawn(helper, [...guardedArgs, process.execPath, ...executorArgs], {
+        cwd: dir,
+        env: toolEnv,
+        stdio: ["ignore", "ignore", "ignore", "pipe", "pipe"],
+        detached: true,
+      })
+    : undefined;
+  const guardedClient = guardedExecutor
+    ? new ExecutorClient(guardedExecutor.stdio[3] as Socket, createLogger("bench", "silent"))
+    : undefined;
+  guardedClient?.warm();
+  await guardedClient?.hello;
+
   const factories = await loadPiToolFactories(root);
   const read = factories.createReadToolDefinition(dir);
   const bash = factories.createBashToolDefinition(dir, { exposeSessionEnvironment: false });
@@ -89,6 +182,12 @@ try {
     routed_read: routed("read", { path: file }),
     builtin_bash_true: () => bash.execute("b", { command: "true" }, undefined, undefined, undefined as never),
     routed_bash_true: routed("bash", { command: "true" }),
+    guarded_bash_true: () =>
+      (guardedClient ?? client).call(
+        { tool: "bash", params: { command: "true" }, cwd: dir, vetted: [], options, sessionEnv: {} },
+        undefined,
+        () => {},
+      ),
     channel_round_trip: () => client.contextCheck([]),
   };
   type Name = keyof typeof runners;
@@ -107,7 +206,24 @@ try {
   const added = {
     read_p50_ms: round(s.routed_read.p50_ms - s.builtin_read.p50_ms),
     bash_p50_ms: round(s.routed_bash_true.p50_ms - s.builtin_bash_true.p50_ms),
+    guard_bash_p50_ms: round(s.guarded_bash_true.p50_ms - s.routed_bash_true.p50_ms),
   };
+
+  // A loopback connect from a tool process: under the supervisor with the guard, and in the same domain without.
+  const unguardedPrefix = sandboxed && helper ? [helper, ...landlockArgs(domain, probe.abi), "--"] : [];
+  const connects = { guarded: [] as number[], unguarded: [] as number[] };
+  const chunk = Math.max(50, Math.floor(CONNECTS / 5));
+  for (let done = 0; done < CONNECTS; done += chunk) {
+    connects.unguarded.push(...(await connectSamples(unguardedPrefix, toolEnv, chunk)));
+    if (helper) connects.guarded.push(...(await connectSamples([helper, ...guardedArgs], toolEnv, chunk)));
+  }
+  const us = (xs: number[]) => {
+    const sorted = [...xs].sort((a, b) => a - b);
+    const at = (q: number) =>
+      sorted[Math.min(sorted.length - 1, Math.floor(q * sorted.length))] ?? Number.NaN;
+    return { samples: sorted.length, p50_us: round(at(0.5)), p99_us: round(at(0.99)) };
+  };
+  const connect = { guarded: us(connects.guarded), unguarded: us(connects.unguarded) };
   const report = {
     bench: "tool-executor",
     node: process.version,
@@ -124,12 +240,23 @@ try {
       read_p50: round(s.routed_read.p50_ms / s.builtin_read.p50_ms),
       bash_p50: round(s.routed_bash_true.p50_ms / s.builtin_bash_true.p50_ms),
     },
+    egress_guard: {
+      filter: guardedClient ? tier.filter : "none (no helper)",
+      landlock_tcp: tier.landlockTcp,
+      ratio_guarded_over_unguarded_bash_p50: round(s.guarded_bash_true.p50_ms / s.routed_bash_true.p50_ms),
+      loopback_connect: connect,
+      ratio_guarded_over_unguarded_connect_p50: round(connect.guarded.p50_us / connect.unguarded.p50_us),
+    },
     load_average_1m: loadavg()[0],
     targets: {
       read_added_p50_ms: TARGETS_MS.read_added_p50,
       bash_added_p50_ms: TARGETS_MS.bash_added_p50,
       read_met: added.read_p50_ms <= TARGETS_MS.read_added_p50,
       bash_met: added.bash_p50_ms <= TARGETS_MS.bash_added_p50,
+      guard_bash_added_p50_ms: TARGETS_MS.guard_bash_added_p50,
+      guard_bash_met: added.guard_bash_p50_ms <= TARGETS_MS.guard_bash_added_p50,
+      guarded_connect_p50_us: TARGETS_MS.guarded_connect_p50 * 1000,
+      guarded_connect_met: connect.guarded.p50_us <= TARGETS_MS.guarded_connect_p50 * 1000,
     },
   };
   process.stdout.write(`${JSON.stringify(report, null, 2)}\n`);
@@ -138,6 +265,10 @@ try {
     try {
       process.kill(-executor.pid, "SIGKILL");
     } catch {}
+  }
+  // The supervisor ends everything below it when told to (a group kill would leave detached tools).
+  if (guardedExecutor?.pid) {
+    (guardedExecutor.stdio[4] as Socket | null)?.end(commandLine({ type: "end" }));
   }
   await rm(dir, { recursive: true, force: true });
   await rm(home, { recursive: true, force: true });

@@ -20,6 +20,8 @@ export const entries = [
   { source: "bridge/attach/main.ts", output: "chat-ui-agent.mjs" },
   // Runs the agent's tools as their own principal (started by the bridge, channel on fd 3).
   { source: "agent-runtime/executor/main.ts", output: "tool-executor.mjs" },
+  // The image's HEALTHCHECK: asks every service of ours running in the container.
+  { source: "bridge/healthcheck.ts", output: "healthcheck.mjs" },
 ];
 
 /**
@@ -33,6 +35,30 @@ export const assets = [
   { module: "web-tree-sitter/tree-sitter.wasm", output: "tree-sitter.wasm" },
   { module: "tree-sitter-bash/tree-sitter-bash.wasm", output: "tree-sitter-bash.wasm" },
 ];
+
+/**
+ * Optional native addons a bundled dependency `require`s when installed (ws: bufferutil, utf-8-validate). None
+ * is installed, so at run time Node would search every folder it knows for them, including $HOME/.node_modules,
+ * $HOME/.node_libraries and NODE_PATH, which the tools may write. Settled here instead: the code paths are
+ * switched off (ws's own variables, defined as constants) and the names resolve to a module that throws.
+ */
+export const SETTLED_OPTIONAL_MODULES = ["bufferutil", "utf-8-validate"];
+const SETTLED_DEFINES = {
+  "process.env.WS_NO_BUFFER_UTIL": '"1"',
+  "process.env.WS_NO_UTF_8_VALIDATE": '"1"',
+};
+
+const settleOptionalModules = {
+  name: "settle-optional-modules",
+  setup(build) {
+    const filter = new RegExp(`^(${SETTLED_OPTIONAL_MODULES.join("|")})$`);
+    build.onResolve({ filter }, (args) => ({ path: args.path, namespace: "settled-optional" }));
+    build.onLoad({ filter: /.*/, namespace: "settled-optional" }, (args) => ({
+      contents: `throw new Error(${JSON.stringify(`${args.path}: settled at build time, never loaded`)});`,
+      loader: "js",
+    }));
+  },
+};
 
 function banner(program) {
   // Some bundled CommonJS dependencies call require(); give the ESM bundle one.
@@ -63,6 +89,8 @@ export async function buildAll() {
       format: "esm",
       target: "node22",
       external: RUNTIME_EXTERNALS,
+      define: SETTLED_DEFINES,
+      plugins: [settleOptionalModules],
       banner: { js: banner(entry.output) },
       legalComments: "none",
       logLevel: "warning",

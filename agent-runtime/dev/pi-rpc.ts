@@ -5,6 +5,7 @@ import { mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { encodeJsonl, JsonlDecoder } from "../jsonl.ts";
+import { barePiArgv } from "../pi-argv.ts";
 import { findPiInstall } from "../pi-install.ts";
 import { SCRIPTED_MODEL_ID, SCRIPTED_PROVIDER, writeScriptedAgentDir } from "./agent-dir.ts";
 import { WaitableLog } from "./waitable-log.ts";
@@ -83,17 +84,7 @@ export class PiRpcProcess {
     const home = await mkdtemp(path.join(tmpdir(), "pi-home-"));
     const pi = findPiInstall(import.meta.dirname);
     const args = [
-      pi.cliPath,
-      "--mode",
-      options.mode ?? "rpc",
-      "--no-session",
-      "--offline",
-      "--no-approve",
-      "--no-extensions",
-      "--no-skills",
-      "--no-prompt-templates",
-      "--no-context-files",
-      "--no-themes",
+      ...barePiArgv(pi.cliPath, options.mode),
       "--provider",
       SCRIPTED_PROVIDER,
       "--model",

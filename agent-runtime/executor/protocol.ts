@@ -3,6 +3,7 @@
 // these schemas. Everything that crosses is validated: the executor runs as the tools' principal and trusts
 // nothing it is sent beyond what the gate already decided; Pi trusts nothing the executor answers beyond shape.
 import { z } from "zod";
+import { TOOL_NAMES, type ToolName } from "../tools/tool-table.ts";
 
 export const EXECUTOR_PROTOCOL_VERSION = 1;
 
@@ -20,23 +21,15 @@ export const MAX_EXECUTOR_FRAME_BYTES = 64 * 1024 * 1024;
 /** Calls the executor runs at once; more are refused (Pi's parallel tool mode stays well under this). */
 export const MAX_CONCURRENT_CALLS = 64;
 
-/** The built-in tools routed to the executor (Pi's own implementations run there). */
-export const ROUTED_TOOLS = ["read", "write", "edit", "bash", "grep", "find", "ls"] as const;
-export type RoutedTool = (typeof ROUTED_TOOLS)[number];
+/** The built-in tools routed to the executor (Pi's own implementations run there): the one tool table's names. */
+export const ROUTED_TOOLS = TOOL_NAMES;
+export type RoutedTool = ToolName;
 
-/** Tools whose `path` parameter the gate rewrote to the absolute path it decided on. */
-export const PATH_TOOLS: ReadonlySet<RoutedTool> = new Set(["read", "write", "edit", "grep", "find", "ls"]);
-/** Tools whose `path` is optional (absent = the call's cwd). */
-export const OPTIONAL_PATH_TOOLS: ReadonlySet<RoutedTool> = new Set(["grep", "find", "ls"]);
-
-/** What Pi's bash tool exposes about the session (createBashTool's exposeSessionEnvironment). */
-export const SESSION_ENV_NAMES = [
-  "PI_SESSION_ID",
-  "PI_SESSION_FILE",
-  "PI_PROVIDER",
-  "PI_MODEL",
-  "PI_REASONING_LEVEL",
-] as const;
+/**
+ * What Pi's bash tool exposes about the session (createBashTool's exposeSessionEnvironment), less any path into
+ * Pi's private tree: PI_SESSION_FILE names Pi's session file, which the tools have no business knowing.
+ */
+export const SESSION_ENV_NAMES = ["PI_SESSION_ID", "PI_PROVIDER", "PI_MODEL", "PI_REASONING_LEVEL"] as const;
 
 const callId = z.string().min(1).max(512);
 const text = (max: number) => z.string().max(max);
@@ -128,6 +121,17 @@ export const ResultContent = z.union([
 export const ToolResultSchema = z.looseObject({
   content: z.array(ResultContent).max(10_000),
   details: z.unknown().optional(),
+  /**
+   * Credential values the executor withheld from this result (or partial result) before sending it: how many,
+   * and where they came from (files, `$VARIABLES`), never the values. The router logs it for the audit.
+   */
+  withheld: z
+    .strictObject({
+      count: z.number().int().nonnegative(),
+      sources: z.array(z.string().max(512)).max(64),
+      degraded: z.string().max(512).optional(),
+    })
+    .optional(),
 });
 export type ToolResultShape = z.infer<typeof ToolResultSchema>;
 

@@ -16,7 +16,7 @@ import {
   MAX_EXECUTOR_FRAME_BYTES,
   type UserBashRequest,
 } from "./protocol.ts";
-import { createShellOperations } from "./shell-ops.ts";
+import { createShellOperations, currentCall } from "./shell-ops.ts";
 import { CallError, type ToolRunner, type ToolRunnerDeps } from "./tool-runner.ts";
 
 /** Largest context file the executor reads to compare (a bigger one is kept from the model). */
@@ -109,8 +109,12 @@ export function serveExecutor(
       case "call": {
         const controller = begin(frame.id);
         if (!controller) return;
-        void options.runner
-          .run(frame, controller.signal, (partial) => channel.send({ type: "update", id: frame.id, partial }))
+        void currentCall
+          .run(callLabel(frame), () =>
+            options.runner.run(frame, controller.signal, (partial) =>
+              channel.send({ type: "update", id: frame.id, partial }),
+            ),
+          )
           .then(
             (result) => answer({ type: "result", id: frame.id, result }),
             (error: unknown) => channel.send(errorFrame(frame.id, error, controller.signal)),
@@ -121,7 +125,8 @@ export function serveExecutor(
       case "user_bash": {
         const controller = begin(frame.id);
         if (!controller) return;
-        void runUserBash(frame, controller.signal)
+        void currentCall
+          .run(callLabel(frame), () => runUserBash(frame, controller.signal))
           .then(
             (exitCode) => channel.send({ type: "exit", id: frame.id, exitCode }),
             (error: unknown) => channel.send(errorFrame(frame.id, error, controller.signal)),
@@ -145,6 +150,14 @@ export function serveExecutor(
   };
 
   return channel;
+}
+
+/**
+ * The label a call's processes carry for the tools' supervisor (attribution of each connect, per-call grants):
+ * the request's id on this channel.
+ */
+export function callLabel(frame: { id: string }): string {
+  return frame.id;
 }
 
 function errorFrame(id: string, error: unknown, signal: AbortSignal): ExecutorResponse {

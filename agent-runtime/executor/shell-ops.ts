@@ -1,7 +1,10 @@
 // The shell backend of Pi's bash tool (and of a person's `!` commands) inside the executor: Pi's BashOperations
-// contract (docs/extensions.md, "Remote Execution"), implemented so that every shell starts through the
-// fd-closing helper (no fd of the executor's, nor one its parents leaked, reaches a tool) and an abort or
-// timeout ends the tool's whole process tree, not only its process group.
+// contract (docs/extensions.md, "Remote Execution"), implemented so that every shell starts through the helper
+// as one call (`landlock-exec --call LABEL`): no fd of the executor's (nor one its parents leaked) reaches a
+// tool; the call's shell runs in a nested, scoped domain (it cannot signal or trace the executor, the helper or
+// another call); the helper stays the call's subreaper, and when the shell exits, or an abort or timeout ends the
+// call, it kills everything the call left, however detached (own session, empty environment, double fork).
+import { AsyncLocalStorage } from "node:async_hooks";
 import { spawn } from "node:child_process";
 import { randomBytes } from "node:crypto";
 import { constants } from "node:fs";
@@ -10,14 +13,16 @@ import type { BashOperations } from "@earendil-works/pi-coding-agent";
 import { killTree, type TreeSelector } from "../process-tree.ts";
 import type { PiChildProcess } from "./pi-modules.ts";
 
-/** How a tool shell starts: `file args… command`. */
+/** How a tool shell starts: `file [--call LABEL] args… command`. */
 export interface ShellLaunch {
   file: string;
   args: string[];
   /** Whether the launcher closes every inherited fd above 2 before bash starts. */
   closesInheritedFds: boolean;
-  /** Whether each shell gets a nested Landlock domain (no ptrace of the executor). */
+  /** Whether each shell gets a nested Landlock domain (no ptrace of the executor; scoped from ABI 6). */
   nested: boolean;
+  /** Whether the helper runs each shell as one call (`--call LABEL`): a subreaper that ends what it leaves. */
+  perCall: boolean;
 }
 
 /**
@@ -31,10 +36,23 @@ export function toolShellLaunch(helper: string | undefined, nest: boolean, bash 
       args: ["--close-fds", ...(nest ? ["--nest"] : []), "--", bash, "-c"],
       closesInheritedFds: true,
       nested: nest,
+      perCall: true,
     };
   }
-  return { file: bash, args: ["-c"], closesInheritedFds: false, nested: false };
+  return { file: bash, args: ["-c"], closesInheritedFds: false, nested: false, perCall: false };
 }
+
+/**
+ * The call a shell belongs to (server.ts runs each request inside it): the label the helper carries on its
+ * command line, by which the supervisor attributes a connect and applies a per-call grant.
+ */
+export const currentCall = new AsyncLocalStorage<string>();
+
+/** A call label the helper and the supervisor accept. */
+const CALL_LABEL = /^[A-Za-z0-9._:-]{1,128}$/;
+
+/** How long an ended call's helper has to end the call before the executor kills the tree itself. */
+const CALL_END_GRACE_MS = 2_000;
 
 const MAX_TIMEOUT_MS = 2_147_483_647;
 
@@ -113,7 +131,10 @@ export function createShellOperations(
         throw new Error(`Working directory does not exist: ${cwd}\nCannot execute bash commands.`);
       }
       const marker = sessions.nextMarker();
-      const child = spawn(launch.file, [...launch.args, command], {
+      const call = currentCall.getStore();
+      const label = call !== undefined && CALL_LABEL.test(call) ? call : marker;
+      const args = launch.perCall ? ["--call", label, ...launch.args, command] : [...launch.args, command];
+      const child = spawn(launch.file, args, {
         cwd,
         detached: true,
         env: { ...(env ?? {}), [TOOL_CALL_MARKER_ENV]: marker },
@@ -123,8 +144,22 @@ export function createShellOperations(
       if (pid !== undefined) sessions.add(pid);
       let timedOut = false;
       let timer: NodeJS.Timeout | undefined;
-      const end = () => {
+      let fallback: NodeJS.Timeout | undefined;
+      const killShellTree = () => {
         killTree(shellTrees(pid !== undefined ? [pid] : [], { values: [marker] }));
+      };
+      const end = () => {
+        if (!launch.perCall || pid === undefined || child.exitCode !== null || child.signalCode !== null) {
+          killShellTree();
+          return;
+        }
+        // The call's helper ends everything below it, however detached; killing the helper itself first
+        // would orphan what it has not ended yet. Should it not exit (it cannot be signalled by the call's tools
+        // from Landlock ABI 6 on), the tree is killed from here.
+        try {
+          process.kill(pid, "SIGTERM");
+        } catch {}
+        fallback ??= setTimeout(killShellTree, CALL_END_GRACE_MS);
       };
       try {
         if (limitMs !== undefined) {
@@ -145,6 +180,7 @@ export function createShellOperations(
         return { exitCode };
       } finally {
         if (timer) clearTimeout(timer);
+        if (fallback) clearTimeout(fallback);
         signal?.removeEventListener("abort", end);
       }
     },

@@ -3,15 +3,11 @@
 // tools' HOME), and vetted files still hold the bytes the person approved (bash).
 import path from "node:path";
 import type { AgentToolResult, ExtensionContext } from "@earendil-works/pi-coding-agent";
+import { SecretFilter } from "../gate/result-filter.ts";
+import { pathTool, TOOL_TABLE } from "../tools/tool-table.ts";
 import { verifyVetted } from "../vetted-content.ts";
 import type { PiChildProcess, PiToolFactories, PiToolPaths } from "./pi-modules.ts";
-import {
-  type CallErrorCode,
-  OPTIONAL_PATH_TOOLS,
-  PATH_TOOLS,
-  type ToolCallRequest,
-  type ToolResultShape,
-} from "./protocol.ts";
+import type { CallErrorCode, ToolCallRequest, ToolResultShape } from "./protocol.ts";
 import { createShellOperations, type ShellLaunch, type ShellSessions } from "./shell-ops.ts";
 
 export class CallError extends Error {
@@ -35,9 +31,10 @@ export interface ToolRunnerDeps {
 
 /** Why a call's path may not run here, or undefined when Pi's tool will open exactly that path. */
 export function pathRefusal(request: ToolCallRequest, toolPaths: PiToolPaths): string | undefined {
-  if (!PATH_TOOLS.has(request.tool)) return undefined;
+  const spec = pathTool(request.tool);
+  if (!spec) return undefined;
   const raw = request.params.path;
-  if (raw === undefined && OPTIONAL_PATH_TOOLS.has(request.tool)) return undefined;
+  if (raw === undefined && spec.optional) return undefined;
   if (typeof raw !== "string") return "the path parameter is not a string";
   if (!path.isAbsolute(raw)) {
     return `the path "${raw.slice(0, 200)}" is not the absolute path the approval gate decided on`;
@@ -61,6 +58,8 @@ type Update = (partial: ToolResultShape) => void;
 
 export class ToolRunner {
   private readonly load: () => Promise<ToolRunnerDeps>;
+  /** What the tools' credential files and variables hold, withheld from every result (result-filter.ts). */
+  private readonly secrets = new SecretFilter();
 
   /** `load` gives the dependencies (Pi's modules load on first use). */
   constructor(load: () => Promise<ToolRunnerDeps>) {
@@ -96,51 +95,48 @@ export class ToolRunner {
     const ctx = {
       model: request.options.modelInput ? { input: request.options.modelInput } : undefined,
     } as unknown as ExtensionContext;
+    // Credential values the tools could print are withheld here, before anything reaches Pi (issue 19, point 4).
+    const scope = { home: deps.toolEnv.HOME ?? "/", workspace: request.cwd, env: deps.toolEnv };
+    const filtered = (shape: ToolResultShape, final: boolean): ToolResultShape => {
+      const { result, withheld } = this.secrets.filter(shape, scope, { final });
+      return withheld ? { ...result, withheld } : result;
+    };
     let result: AgentToolResult<unknown>;
     try {
       result = await tool.execute(
         request.id,
         request.params as never,
         signal,
-        (partial: AgentToolResult<unknown>) => onUpdate(shapeOf(partial)),
+        (partial: AgentToolResult<unknown>) => onUpdate(filtered(shapeOf(partial), false)),
         ctx,
       );
     } catch (error) {
       const message = error instanceof Error ? error.message : String(error);
       throw new CallError(signal.aborted ? "aborted" : "tool_error", message);
     }
-    return shapeOf(result);
+    return filtered(shapeOf(result), true);
   }
 
-  /** Pi's own definition of the tool, with the options Pi's settings gave it and our shell backend. */
+  /** Pi's own definition of the tool (the one tool table's factory), with Pi's settings and our shell backend. */
   private definition(request: ToolCallRequest, deps: ToolRunnerDeps) {
     const { factories, toolEnv } = deps;
     const { cwd, options } = request;
-    switch (request.tool) {
-      case "read":
-        return factories.createReadToolDefinition(cwd, { autoResizeImages: options.autoResizeImages });
-      case "write":
-        return factories.createWriteToolDefinition(cwd);
-      case "edit":
-        return factories.createEditToolDefinition(cwd);
-      case "grep":
-        return factories.createGrepToolDefinition(cwd);
-      case "find":
-        return factories.createFindToolDefinition(cwd);
-      case "ls":
-        return factories.createLsToolDefinition(cwd);
-      case "bash": {
-        const env = { ...toolEnv, ...request.sessionEnv };
-        return factories.createBashToolDefinition(cwd, {
-          operations: createShellOperations(deps.shell, deps.childProcess, deps.sessions),
-          ...(options.commandPrefix !== undefined ? { commandPrefix: options.commandPrefix } : {}),
-          // Pi's session variables come from the request (the executor has no session); the rest of the
-          // environment is the tools' allow-list, never this process's own.
-          exposeSessionEnvironment: false,
-          spawnHook: (context) => ({ ...context, env }),
-        });
-      }
-    }
+    const env = { ...toolEnv, ...request.sessionEnv };
+    return TOOL_TABLE[request.tool].create(factories, cwd, {
+      autoResizeImages: options.autoResizeImages,
+      ...(options.commandPrefix !== undefined ? { commandPrefix: options.commandPrefix } : {}),
+      ...(request.tool === "bash"
+        ? {
+            bash: {
+              operations: createShellOperations(deps.shell, deps.childProcess, deps.sessions),
+              // Pi's session variables come from the request (the executor has no session); the rest of the
+              // environment is the tools' allow-list, never this process's own.
+              exposeSessionEnvironment: false,
+              spawnHook: (context) => ({ ...context, env }),
+            },
+          }
+        : {}),
+    });
   }
 }
 

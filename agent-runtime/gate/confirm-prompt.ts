@@ -19,7 +19,7 @@ export function confirmPrompt(
   const record = (typeof input === "object" && input !== null ? input : {}) as Record<string, unknown>;
   // The path the decision was made on (and that the gate wrote into the call), never a re-resolution of the input.
   const file = decision.path ?? String(record.path ?? "");
-  const why = `Why: ${decision.classes.join(", ")}${decision.reasons.length ? ` — ${decision.reasons.join("; ")}` : ""}`;
+  const why = whyLines(decision);
   const lines: string[] = [];
   let title: string;
   if (toolName === "bash") {
@@ -69,6 +69,22 @@ export function confirmPrompt(
   }
   lines.push(why);
   return { title, message: lines.join("\n") };
+}
+
+/** Why it asks: the effects, the rule that decided, and (for code the gate cannot model) which case applied. */
+export function whyLines(decision: Decision): string {
+  const lines = [
+    `Why: ${decision.classes.join(", ")}${decision.reasons.length ? ` — ${decision.reasons.join("; ")}` : ""}`,
+  ];
+  if (decision.deciding)
+    lines.push(
+      `Rule: ${decision.deciding.effect} → ${decision.deciding.decision} (effects: ${decision.kinds.join(", ")})`,
+    );
+  if (decision.unmodeled === "confirmed")
+    lines.push(
+      `It runs code the gate cannot model, and the egress guard is ${decision.guard === "absent" ? "not active" : decision.guard}: nothing stops it from sending data out, so it asks.`,
+    );
+  return lines.join("\n");
 }
 
 function existingSize(file: string): string {

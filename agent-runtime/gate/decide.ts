@@ -1,18 +1,22 @@
-// The one decision function: the Pi extension and `chat-ui-agent-policy explain` both call this.
-import { existsSync } from "node:fs";
+// The one decision function: the Pi extension and `chat-ui-agent-policy explain` both call this. Every analysis
+// reports effects (effects.ts); the decision is the policy table's (decision-table.ts) strictest row among them.
 import type { Parser } from "web-tree-sitter";
+import { type EgressGuardState, egressGuardState } from "../policy/egress-guard.ts";
 import type { PolicyMode } from "../policy/policy-store.ts";
-import { Findings, type GateClass } from "./gate-classes.ts";
+import { builtInTool } from "../tools/tool-table.ts";
+import { credentialContentRule } from "./credential-content.ts";
+import { type AppliedRow, applyTable, type GateDecision } from "./decision-table.ts";
+import { type Effect, type EffectKind, Findings, type GateClass } from "./effects.ts";
 import { inspectLocalCode, type ShownScript } from "./local-code.ts";
 import { canonicalIn, type PathContext, pathContextFromEnv } from "./path-context.ts";
-import { PATH_TOOLS, type PiPaths, piPathsSync, resolveToolInputPath } from "./pi-paths.ts";
+import { type PiPaths, piPathsSync, resolveToolInputPath } from "./pi-paths.ts";
 import { laterExecReasonFor, tamperReasonFor } from "./protected-paths.ts";
 import { grepSecretReason, type SearchExcludeState } from "./search-excludes.ts";
 import { sensitiveContainerFor, sensitiveRuleByName, sensitiveRuleFor } from "./sensitive-paths.ts";
 import { classifyShell } from "./shell-classifier.ts";
 import { Budget } from "./shell-limits.ts";
 
-export type GateDecision = "allow" | "confirm" | "block";
+export type { GateDecision } from "./decision-table.ts";
 
 export interface ToolCallToDecide {
   policy: PolicyMode;
@@ -31,15 +35,33 @@ export interface ToolCallToDecide {
   search?: SearchExcludeState | undefined;
   /** Where RIPGREP_CONFIG_PATH is read from (the gate's process env). */
   env?: NodeJS.ProcessEnv;
+  /** The tools' egress guard (policy/egress-guard.ts); absent: read from `env` (no variable: no guard). */
+  egressGuard?: EgressGuardState;
 }
 
 export interface Decision {
   decision: GateDecision;
+  /** Every kind of effect the call has (complete, whatever the number of effects). */
+  kinds: EffectKind[];
+  /** The effects, for people (bounded, in the order found). */
+  effects: Effect[];
+  /** The table rows that applied (policy × effect), and the one that decided. */
+  rows: AppliedRow[];
+  deciding?: AppliedRow;
+  /** The egress guard state the decision assumed. */
+  guard: EgressGuardState;
+  /**
+   * Code the gate cannot model: "confirmed" (no enforcing guard: it asks) or "guard" (the enforcing egress guard
+   * lets it run; its output still passes the secret filter). Absent when none runs.
+   */
+  unmodeled?: "confirmed" | "guard";
+  /** The coarse classes (EXIT, SECRET…), derived from the kinds, for dialogs and the audit line. */
   classes: GateClass[];
+  /** The effects' sentences, for people. Nothing is decided on them. */
   reasons: string[];
   /**
-   * For bash: the local code the command runs, read and inspected (class 7). The dialog shows it; the exact
-   * bytes are what an allowed call records as vetted (the executor verifies them right before the run).
+   * For bash: the local code the command runs, read and inspected. The dialog shows it; the exact bytes are what
+   * an allowed call records as vetted (the executor verifies them right before the run).
    */
   scripts?: ShownScript[];
   /**
@@ -48,11 +70,6 @@ export interface Decision {
    */
   path?: string;
 }
-
-const READ_TOOLS = new Set(["read", "grep", "find", "ls"]);
-/** Shell findings that write whole trees (a file the command then runs may appear without being named). */
-const TREE_WRITES =
-  /\b(?:clone|checkout|switch|pull|merge|rebase|reset|restore|stash|apply|extract|unpack|unzip|untar|tar|7z|cpio|download|rsync|copies|copy|moves|move|symlink)\b/i;
 
 const WARM_UP_COMMANDS = [
   "git status && rg -n x src | head -5 > out.txt",
@@ -66,72 +83,53 @@ const WARM_UP_COMMANDS = [
 export function warmUp(parser: Parser): void {
   const context = pathContextFromEnv("/nonexistent", { HOME: "/nonexistent" });
   for (const command of WARM_UP_COMMANDS)
-    decide({ policy: "auto", toolName: "bash", input: { command }, context, parser });
+    decide({ policy: "auto", toolName: "bash", input: { command }, context, parser, egressGuard: "absent" });
 }
 
 export function decide(call: ToolCallToDecide): Decision {
   const findings = new Findings();
-  const { toolName, policy } = call;
+  const guard = call.egressGuard ?? egressGuardState(call.env ?? {});
+  const verdict = (extra: Partial<Decision> = {}) => finish(findings, call.policy, guard, extra);
+  const { toolName } = call;
   const input = isRecord(call.input) ? call.input : undefined;
-  if (!input) return block(findings, `malformed input for ${toolName}`);
+  if (!input) return refuse(findings, `malformed input for ${toolName}`, verdict);
+  const tool = builtInTool(toolName);
 
-  if (toolName === "bash") {
+  if (tool?.access === "shell") {
+    findings.record({ kind: "runs-shell", why: "" });
     if (typeof input.command !== "string")
-      return block(findings, "malformed input: bash without a command string");
+      return refuse(findings, "malformed input: bash without a command string", verdict);
     if (!call.parser)
-      return block(findings, "the shell parser is unavailable, so the command cannot be inspected");
+      return refuse(findings, "the shell parser is unavailable, so the command cannot be inspected", verdict);
     // One time and work budget for the command and every script the inspection below classifies (≤ 50 ms).
     const budget = new Budget();
     const classify: typeof classifyShell = (script, parser, context) =>
       classifyShell(script, parser, context, { budget });
     const shell = classify(input.command, call.parser, call.context);
-    for (const cls of shell.sortedClasses()) findings.add(cls);
-    for (const reason of shell.reasons) findings.reasons.push(reason);
-    if (findings.has("TAMPER")) return finish(findings, "block");
-    if (policy === "read-only") return finish(findings, "block", "read-only policy blocks shell commands");
+    findings.merge(shell);
     // Write, then run: what the local code does decides, and the dialog shows it.
-    let scripts: ShownScript[] = [];
-    if (shell.localCode.length > 0) {
-      // Whole-tree writes (clone, checkout, extract, copy…) can create any file the command then runs.
-      const commandWrites = shell.reasons.some(
-        (r) => !r.startsWith("runs local code") && TREE_WRITES.test(r),
-      );
-      // Local code runs beside other local code (a generator, then the tests): either may write the other's files.
-      // (Only runs that can run anything: a build hook or script that is not there runs nothing.)
-      const runs = shell.localCode.filter(
-        (run) =>
-          run.kind !== "git-config" && (run.paths.length === 0 || run.paths.some((file) => existsSync(file))),
-      ).length;
-      const verdict = inspectLocalCode(shell.localCode, call.context, call.parser, classify, {
-        command: input.command,
-        commandWrites: commandWrites || shell.writesUnknown,
-        otherRuns: runs > 1,
-        written: shell.written,
-      });
-      for (const cls of verdict.classes) findings.add(cls);
-      findings.reasons.push(...verdict.reasons);
-      scripts = verdict.shown;
-    }
-    const withScripts = (decision: Decision): Decision =>
-      scripts.length > 0 ? { ...decision, scripts } : decision;
-    if (findings.has("TAMPER")) return withScripts(finish(findings, "block"));
-    if (policy === "ask")
-      return withScripts(finish(findings, "confirm", "ask policy confirms every shell command"));
-    if (findings.has("EXIT") || findings.has("SECRET") || findings.has("UNKNOWN"))
-      return withScripts(finish(findings, "confirm"));
-    return withScripts(finish(findings, "allow"));
+    if (shell.localCode.length === 0 || findings.has("changes-gate")) return verdict();
+    const inspected = inspectLocalCode(shell, call.context, call.parser, classify, {
+      command: input.command,
+      budget,
+    });
+    findings.merge(inspected.findings);
+    return verdict(inspected.shown.length > 0 ? { scripts: inspected.shown } : {});
   }
 
-  const pathTool = PATH_TOOLS.get(toolName);
-  if (pathTool) {
+  if (tool?.path) {
     const raw = input.path;
     if (raw !== undefined && typeof raw !== "string")
-      return block(findings, `malformed input: ${toolName} with a path that is not a string`);
-    if (!pathTool.optional && typeof raw !== "string")
-      return block(findings, `malformed input: ${toolName} without a path`);
+      return refuse(findings, `malformed input: ${toolName} with a path that is not a string`, verdict);
+    if (!tool.path.optional && typeof raw !== "string")
+      return refuse(findings, `malformed input: ${toolName} without a path`, verdict);
     const paths = call.paths === undefined ? piPathsSync() : call.paths;
     if (!paths)
-      return block(findings, "Pi's path resolution is unavailable, so the path cannot be decided on");
+      return refuse(
+        findings,
+        "Pi's path resolution is unavailable, so the path cannot be decided on",
+        verdict,
+      );
     const resolved = resolveToolInputPath(
       paths,
       toolName,
@@ -140,65 +138,76 @@ export function decide(call: ToolCallToDecide): Decision {
       (absolute) => canonicalIn(call.context, absolute),
     );
     if (!resolved.ok)
-      return block(findings, `${toolName} ${JSON.stringify(clip(raw ?? "."))}: ${resolved.reason}`);
+      return refuse(findings, `${toolName} ${JSON.stringify(clip(raw ?? "."))}: ${resolved.reason}`, verdict);
     const file = resolved.path;
     // The spelled path counts too: /proc/<pid>/fd/N, /proc/<pid>/root/… are sensitive even where their
     // target (another namespace's view, a deleted file) looks ordinary once resolved.
     const spelled = sensitiveRuleByName(resolved.lexical, call.context);
     const shown = clip(raw ?? ".");
-    const decided = (decision: Decision) => ({ ...decision, path: file });
 
-    if (READ_TOOLS.has(toolName)) {
+    if (tool.access === "read") {
       const secret =
         (spelled ? `touches ${spelled.why}` : undefined) ??
         (toolName === "grep"
           ? grepSecretReason(file, input.glob, call.context, call.search, call.env ?? process.env)?.reason
           : readSecretReason(toolName, file, call.context));
-      if (secret) {
-        findings.add("SECRET", `${toolName} ${shown}: ${secret}`);
-        return decided(finish(findings, "confirm"));
-      }
-      findings.add("READ");
-      return decided(finish(findings, "allow"));
+      if (secret) findings.readsSecret(`${toolName} ${shown}: ${secret}`, file);
+      else findings.reads(file);
+      return verdict({ path: file });
     }
 
-    findings.add("WRITE", `${toolName} ${shown}`);
+    findings.writes(`${toolName} ${shown}`, file);
     const tamper = tamperReasonFor(file, call.context);
-    if (tamper) {
-      findings.add("TAMPER", tamper);
-      return decided(finish(findings, "block"));
-    }
+    if (tamper) findings.changesGate(tamper, file);
     const rule = sensitiveRuleFor(file, call.context) ?? spelled;
-    if (rule) findings.add("SECRET", `${toolName} touches ${rule.why}`);
+    if (rule) findings.readsSecret(`${toolName} touches ${rule.why}`, file);
     const later = laterExecReasonFor(file, call.context);
-    if (later) findings.add("EXIT", later);
-    if (policy === "read-only")
-      return decided(finish(findings, "block", "read-only policy blocks writes and edits"));
-    if (policy === "ask")
-      return decided(finish(findings, "confirm", "ask policy confirms every write and edit"));
-    return decided(finish(findings, findings.has("SECRET") || findings.has("EXIT") ? "confirm" : "allow"));
+    if (later) findings.writesRunsLater(later, file);
+    return verdict({ path: file });
   }
 
-  findings.add("UNKNOWN", `custom tool \`${toolName}\` (extension or MCP): its effects are unknown`);
-  if (policy === "read-only") return finish(findings, "block", "read-only policy blocks custom tools");
-  return finish(findings, "confirm");
+  findings.record({
+    kind: "custom-tool",
+    subject: toolName,
+    why: `custom tool \`${toolName}\` (extension or MCP): its effects are unknown`,
+  });
+  return verdict();
 }
 
-/** read/find/ls: a credential file itself (by name, location or hard link); read also a folder of them. */
+/** read/find/ls: a credential file itself (by name, location, hard link or content); read also a folder of them. */
 function readSecretReason(toolName: string, file: string, ctx: PathContext): string | undefined {
   const rule =
     sensitiveRuleFor(file, ctx) ?? (toolName === "read" ? sensitiveContainerFor(file, ctx) : undefined);
-  return rule ? `touches ${rule.why}` : undefined;
+  if (rule) return `touches ${rule.why}`;
+  if (toolName !== "read") return undefined;
+  const content = credentialContentRule(file);
+  return content ? `holds ${content}` : undefined;
 }
 
-function finish(findings: Findings, decision: GateDecision, reason?: string): Decision {
-  if (reason) findings.reasons.push(reason);
-  return { decision, classes: findings.sortedClasses(), reasons: [...new Set(findings.reasons)] };
+function finish(
+  findings: Findings,
+  policy: PolicyMode,
+  guard: EgressGuardState,
+  extra: Partial<Decision>,
+): Decision {
+  const table = applyTable(policy, findings.kinds, guard);
+  return {
+    decision: table.decision,
+    kinds: table.rows.map((row) => row.effect),
+    effects: findings.effects,
+    rows: table.rows,
+    ...(table.deciding ? { deciding: table.deciding } : {}),
+    guard,
+    ...(table.unmodeled ? { unmodeled: table.unmodeled } : {}),
+    classes: findings.classes(),
+    reasons: findings.reasons(),
+    ...extra,
+  };
 }
 
-function block(findings: Findings, reason: string): Decision {
-  findings.add("UNKNOWN", reason);
-  return finish(findings, "block");
+function refuse(findings: Findings, why: string, verdict: () => Decision): Decision {
+  findings.record({ kind: "malformed", why });
+  return verdict();
 }
 
 /** Reasons quote inputs: never more than a line of them (they are logged and shown to the model). */

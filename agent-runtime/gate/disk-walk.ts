@@ -100,6 +100,27 @@ export function findSensitiveBelow(
 
 export type Listing = { entries: Dirent[] } | { incomplete: string };
 
+/**
+ * Every entry below `root` (files and folders, as paths relative to it; links not followed), breadth first, at
+ * most MAX_WALK_ENTRIES, or why not: what a copy of that tree writes.
+ */
+export function listTree(root: string, tick: () => void): { entries: string[] } | { incomplete: string } {
+  const out: string[] = [];
+  const queue = [""];
+  for (let relative = queue.shift(); relative !== undefined; relative = queue.shift()) {
+    const listed = listDirectory(path.join(root, relative), MAX_WALK_ENTRIES - out.length);
+    if ("incomplete" in listed) return listed;
+    for (const entry of listed.entries) {
+      tick();
+      const child = relative ? `${relative}/${entry.name}` : entry.name;
+      out.push(child);
+      if (out.length > MAX_WALK_ENTRIES) return { incomplete: "holds more files than the gate can check" };
+      if (entry.isDirectory()) queue.push(child);
+    }
+  }
+  return { entries: out };
+}
+
 /** One directory's entries, or why not (unreadable, or more than `limit`). A missing directory lists nothing. */
 export function listDirectory(dir: string, limit: number): Listing {
   const entries: Dirent[] = [];

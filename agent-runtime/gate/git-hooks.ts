@@ -5,8 +5,9 @@
 // gate cannot follow (include directives, quoting or escapes in the value, files over 64 KB) is unknown.
 // Commands in config: `core.fsmonitor` runs on a plain `git status`, pagers, editors, ssh commands, credential
 // helpers, filter/diff/merge drivers and `!` aliases run on other commands; each value is a shell command.
-import { readFileSync, statSync } from "node:fs";
+import { statSync } from "node:fs";
 import path from "node:path";
+import { readBounded } from "./bounded-read.ts";
 import type { PathContext } from "./path-context.ts";
 
 const MAX_CONFIG_BYTES = 64 * 1024;
@@ -71,20 +72,38 @@ const NETWORK_ONLY_KEYS =
 export function gitConfiguredCommands(
   start: string,
   ctx: PathContext,
-  options: { network: boolean } = { network: true },
+  options: { network: boolean; urls?: readonly string[] } = { network: true },
 ): { commands: ConfiguredCommand[] } | { unknown: string } {
   const repo = repositoryOf(start, ctx);
   if ("unknown" in repo) return repo;
   const commands: ConfiguredCommand[] = [];
+  const parsed: Array<{ file: string; entries: ConfigEntry[] }> = [];
   for (const file of configFiles(repo, ctx)) {
     const text = readSmall(file);
     if (text === undefined) continue;
     if (text === null) return { unknown: `${file} cannot be read or is larger than the gate reads` };
     const entries = configEntries(text);
     if ("unknown" in entries) return { unknown: `${file} ${entries.unknown}` };
-    for (const { key, value } of entries.entries) {
+    parsed.push({ file, entries: entries.entries });
+  }
+  // The URLs git may talk to: the command's own, and every remote the config names. A credential helper scoped to
+  // a URL (`credential.https://host.helper`) runs only for URLs under that scope.
+  const urls = [
+    ...(options.urls ?? []),
+    ...parsed.flatMap(({ entries }) =>
+      entries.filter((e) => /^remote\..+\.(?:url|pushurl)$/.test(e.key)).map((e) => e.value),
+    ),
+  ];
+  for (const { file, entries } of parsed) {
+    for (const { key, value } of entries) {
+      // A remote through git's `ext::` helper runs a command to talk to it; `fd::` hands git a descriptor.
+      if (options.network && /^remote\..+\.(?:url|pushurl)$/.test(key) && /^(?:ext|fd)::/.test(value))
+        commands.push({ file, key, command: value.startsWith("ext::") ? value.slice(5) : "false #fd" });
       if (!COMMAND_KEYS.test(key) || key === "core.hookspath" || BOOLEAN.test(value)) continue;
       if (!options.network && NETWORK_ONLY_KEYS.test(key)) continue;
+      const scope = /^credential\.(.+)\.helper$/.exec(key)?.[1];
+      if (scope && /^[a-z][a-z0-9+.-]*:\/\//i.test(scope) && !urls.some((url) => urlInScope(url, scope)))
+        continue;
       if (key.startsWith("alias.") && !value.startsWith("!")) continue;
       const command = value.startsWith("!")
         ? value.slice(1)
@@ -101,6 +120,15 @@ export function gitConfiguredCommands(
     }
   }
   return { commands };
+}
+
+/** git's credential URL matching, by prefix of scheme, host and path (case-insensitive scheme and host). */
+function urlInScope(url: string, scope: string): boolean {
+  const normal = (u: string) =>
+    u.replace(/^([a-z][a-z0-9+.-]*:\/\/[^/]*)/i, (m) => m.toLowerCase()).replace(/\/+$/, "");
+  const target = normal(url);
+  const prefix = normal(scope);
+  return target === prefix || target.startsWith(`${prefix}/`);
 }
 
 interface ConfigEntry {
@@ -167,6 +195,14 @@ type Repository =
 
 const repositoryOf = oncePerDecision((start) => findRepository(start));
 
+/** The repository git finds from `start` (worktree, git dir, common dir), once per decision. */
+export function gitRepository(
+  start: string,
+  ctx: PathContext,
+): { worktree: string; gitDir: string; commonDir: string } | { unknown: string } | { repository: false } {
+  return repositoryOf(start, ctx);
+}
+
 /** The nearest `.git` at or above `start` (a folder, or a gitfile naming one), as git discovers it. */
 function findRepository(start: string): Repository {
   let dir = path.resolve(start);
@@ -217,15 +253,12 @@ function fileKind(file: string): "directory" | "file" | undefined {
   }
 }
 
-/** A small text file; undefined when missing, null when it cannot be read or is larger than the bound. */
+/**
+ * A small text file; undefined when missing, null when it is not a regular file, cannot be read or is larger than
+ * the bound (opened non-blocking: a FIFO planted as a config file never hangs the gate).
+ */
 function readSmall(file: string): string | null | undefined {
-  try {
-    const stat = statSync(file, { throwIfNoEntry: false });
-    if (!stat?.isFile()) return undefined;
-    if (stat.size > MAX_CONFIG_BYTES) return null;
-    return readFileSync(file, "utf8");
-  } catch (err) {
-    const code = (err as NodeJS.ErrnoException).code;
-    return code === "ENOENT" || code === "ENOTDIR" ? undefined : null;
-  }
+  const read = readBounded(file, MAX_CONFIG_BYTES);
+  if (read.ok) return read.bytes.toString("utf8");
+  return read.reason === "missing" ? undefined : null;
 }

@@ -10,18 +10,19 @@ import { statSync } from "node:fs";
 import path from "node:path";
 import type { Parser } from "web-tree-sitter";
 import { readForVetting, type VettedFile } from "../vetted-content.ts";
-import type { Findings, GateClass, LocalCodeRun } from "./gate-classes.ts";
+import { Findings, type LocalCodeRun, type UnmodeledCause } from "./effects.ts";
 import { gitConfiguredCommands, gitHooksDir } from "./git-hooks.ts";
 import { MAKE_UNKNOWN, makefileRecipes } from "./makefile-recipes.ts";
 import { canonicalIn, isWithin, type PathContext } from "./path-context.ts";
 import {
   languageByName,
-  localImports,
   type ScriptLanguage,
-  scanScriptText,
+  scanScript,
+  shebangArguments,
   shebangLanguage,
 } from "./script-scan.ts";
 import { secretDirectoryRuleFor, sensitiveRuleByName, sensitiveRuleFor } from "./sensitive-paths.ts";
+import type { Budget } from "./shell-limits.ts";
 import { discoverTests, testRunnerLoads } from "./test-discovery.ts";
 
 export const MAX_INSPECTED_FILES = 64;
@@ -42,8 +43,7 @@ export interface ShownScript {
 }
 
 export interface LocalCodeVerdict {
-  classes: GateClass[];
-  reasons: string[];
+  findings: Findings;
   shown: ShownScript[];
 }
 
@@ -53,40 +53,44 @@ export type ClassifyShell = (script: string, parser: Parser, ctx: PathContext) =
 interface Work {
   run: LocalCodeRun;
   depth: number;
+  /** The findings whose writes and runs precede this run (the command's, or the script that runs it). */
+  scope: Findings;
+  /** The command's own run this one descends from (itself at the top). */
+  root: LocalCodeRun;
 }
 
 /**
- * `command` (the whole command text) and `commandWrites` (it creates or replaces files other than by running the
- * local code: clones, checkouts, extractions, copies) decide what a file missing at decision time means: if the
- * command names that file again, or writes whole trees, it may create it before running it, so it is unknown;
- * otherwise nothing runs (the run fails, or git skips a hook that does not exist).
+ * Inspects the local code a command runs (`command.localCode`). A file the command itself may change before the
+ * run (a write, a copy, an extraction, a checkout, or other local code run earlier: `command.mayHaveWritten`) is
+ * not what the gate would read now: it is unmodeled, whether it exists or not. A missing file nothing writes runs
+ * nothing (the run fails, or git skips a hook that does not exist).
  */
 export function inspectLocalCode(
-  runs: readonly LocalCodeRun[],
+  command: Findings,
   ctx: PathContext,
   parser: Parser,
   classify: ClassifyShell,
-  options: {
-    command?: string;
-    /** The command writes files the gate cannot name (whole trees, patterns, computed paths). */
-    commandWrites?: boolean;
-    /** It runs other local code too, which may write what this run loads. */
-    otherRuns?: boolean;
-    /** Files it writes, by name. */
-    written?: ReadonlySet<string>;
-  } = {},
+  options: { command?: string; budget?: Budget } = {},
 ): LocalCodeVerdict {
-  const classes = new Set<GateClass>();
-  const reasons: string[] = [];
+  const findings = new Findings();
   const shown: ShownScript[] = [];
   const seen = new Set<string>();
   let bytes = 0;
-  const add = (cls: GateClass | readonly GateClass[], reason: string) => {
-    for (const c of Array.isArray(cls) ? cls : [cls]) classes.add(c as GateClass);
-    if (!reasons.includes(reason) && reasons.length < 24) reasons.push(reason);
+  /**
+   * What each top-level run may write, once inspected: its shell findings (their written files), or "any" (code
+   * that may write anything: another language that writes files, a binary, something unmodeled). Runs not yet
+   * inspected may write anything too.
+   */
+  const writesOf = new Map<LocalCodeRun, Findings[] | "any">();
+  let current: LocalCodeRun | undefined;
+  const mayWriteAnything = () => {
+    if (current) writesOf.set(current, "any");
   };
-  const opaque = (reason: string) => add(["UNKNOWN", "EXIT", "SECRET"], reason);
-  const queue: Work[] = runs.map((run) => ({ run, depth: 0 }));
+  const unmodeled = (cause: UnmodeledCause, why: string, subject?: string) => {
+    findings.unmodeled(cause, why, subject);
+    mayWriteAnything();
+  };
+  const queue: Work[] = command.localCode.map((run) => ({ run, depth: 0, scope: command, root: run }));
   const configsRead = new Set<string>();
 
   const atCwd = (cwd: string): PathContext => ({
@@ -99,17 +103,53 @@ export function inspectLocalCode(
 
   /** Shell text through the shell classifier; what it runs in turn is queued. */
   let classified = 0;
-  const classifyText = (script: string, cwd: string, where: string, depth: number) => {
+  const classifyText = (script: string, cwd: string, where: string, work: Work, step: number) => {
+    const { depth, root } = work;
     classified += script.length;
     if (classified > MAX_CLASSIFIED_CHARS)
-      return opaque(
+      return unmodeled(
+        "construct",
         `${where}: more shell code than the gate reads in one decision (${MAX_CLASSIFIED_CHARS / 1024} KB)`,
       );
-    const findings = classify(script, parser, atCwd(cwd));
-    const notable = findings.sortedClasses().filter((cls) => cls !== "READ" && cls !== "WRITE");
-    for (const cls of notable) classes.add(cls);
-    if (notable.length > 0) for (const reason of findings.reasons) add([], `${where}: ${reason}`);
-    for (const run of findings.localCode) queue.push({ run, depth: depth + 1 });
+    const nested = classify(script, parser, atCwd(cwd));
+    findings.merge(nested, where);
+    if (current) {
+      const before = writesOf.get(current) ?? [];
+      if (nested.localCode.length > 0 || nested.has("runs-unmodeled")) writesOf.set(current, "any");
+      else if (before !== "any") writesOf.set(current, [...before, nested]);
+    }
+    for (const run of nested.localCode) {
+      // A nested run happens when its script runs: after what preceded that script in the command.
+      queue.push({
+        run: { ...run, step: Math.max(step, run.step ?? 0) },
+        depth: depth + 1,
+        scope: nested,
+        root,
+      });
+    }
+  };
+
+  /**
+   * Could the command have changed `file` before this run? Its own writes and unnamed tree writes, or another
+   * local run before it (any code may write any file) count.
+   */
+  const changedBefore = (file: string, work: Work): boolean => {
+    const step = work.run.step ?? Number.POSITIVE_INFINITY;
+    const canonical = canonicalIn(ctx, file);
+    if (work.scope.mayHaveWritten(canonical, step) || work.scope.mayHaveWritten(file, step)) return true;
+    if (work.scope !== command && command.mayHaveWritten(canonical, work.run.step ?? 0)) return true;
+    return command.localCode.some((other) => {
+      if (
+        other === work.run ||
+        other === work.root ||
+        other.kind === "git-config" ||
+        (other.step ?? 0) >= step
+      )
+        return false;
+      const writes = writesOf.get(other) ?? "any";
+      if (writes === "any") return !other.optional || other.paths.some(isFile);
+      return writes.some((w) => w.writesUnknown || w.mayHaveWritten(canonical, Number.POSITIVE_INFINITY));
+    });
   };
 
   /** Reads one file for vetting (bounded); undefined when it cannot be inspected (the reason is recorded). */
@@ -117,58 +157,80 @@ export function inspectLocalCode(
   const read = (
     file: string,
     what: string,
+    work: Work,
     onlyIfPresent = false,
   ): { text: string; vetted: VettedFile } | undefined => {
     const canonical = canonicalIn(ctx, file);
     const secret = sensitiveRuleFor(canonical, ctx);
     if (secret) {
-      add("SECRET", `runs ${what} ${file}, which is ${secret.why}`);
+      findings.readsSecret(`runs ${what} ${file}, which is ${secret.why}`, file);
       return undefined;
     }
     if (!isWithin(canonical, ctx.cwd)) {
-      opaque(`runs ${what} ${file}, outside the workspace, which the gate does not read`);
+      unmodeled("program", `runs ${what} ${file}, outside the workspace, which the gate does not read`, file);
       return undefined;
     }
-    if (seen.has(file)) return undefined;
+    // Read once; but a later run of a file an earlier step may have changed is not what was read.
+    if (seen.has(file)) {
+      if (changedBefore(file, work))
+        unmodeled(
+          "changed-before-run",
+          `runs ${what} ${file}, which this same command may change before it runs`,
+          file,
+        );
+      return undefined;
+    }
     if (seen.size >= MAX_INSPECTED_FILES) {
-      opaque(`runs more than ${MAX_INSPECTED_FILES} local files, more than the gate reads`);
+      unmodeled("construct", `runs more than ${MAX_INSPECTED_FILES} local files, more than the gate reads`);
       return undefined;
     }
     seen.add(file);
     const result = readForVetting(file);
-    if (!result.ok && result.reason === "missing" && !mayBeCreated(file)) {
-      // Nothing is there, and the command does not write it first: the run fails, or (a git hook) is skipped.
-      seen.delete(file);
-      return undefined;
-    }
     if (!result.ok && result.reason === "missing" && onlyIfPresent) {
       // git runs only hooks that exist; a command that writes one is already an exit (laterExecReasonFor).
       seen.delete(file);
       return undefined;
     }
+    const changed =
+      changedBefore(file, work) || (!result.ok && result.reason === "missing" && mentionedTwice(file));
+    if (changed) {
+      unmodeled(
+        "changed-before-run",
+        `runs ${what} ${file}, which this same command may change before it runs: the gate cannot show what will run`,
+        file,
+      );
+      return undefined;
+    }
+    if (!result.ok && result.reason === "missing") {
+      // Nothing is there, and the command does not write it first: the run fails, or (a git hook) is skipped.
+      seen.delete(file);
+      if (current && !writesOf.has(current)) writesOf.set(current, []);
+      return undefined;
+    }
     if (!result.ok) {
       const why = {
-        missing: "does not exist yet (the same command may write it)",
+        missing: "does not exist",
         not_a_file: "is not a regular file",
         too_large: "is larger than 256 KB",
         unreadable: "cannot be read",
       }[result.reason];
-      opaque(`runs ${what} ${file}, which ${why}, so the gate cannot show what runs`);
+      unmodeled("program", `runs ${what} ${file}, which ${why}, so the gate cannot show what runs`, file);
       return undefined;
     }
     bytes += result.file.bytes;
     if (bytes > MAX_INSPECTED_BYTES) {
-      opaque(`runs more than ${MAX_INSPECTED_BYTES / 1024} KB of local code, more than the gate reads`);
+      unmodeled(
+        "construct",
+        `runs more than ${MAX_INSPECTED_BYTES / 1024} KB of local code, more than the gate reads`,
+      );
       return undefined;
     }
     return { text: result.text, vetted: result.file };
   };
 
-  /** Could the command itself write `file` before running it? (Unknown command text: assume so.) */
-  const mayBeCreated = (file: string): boolean => {
-    if (options.command === undefined || (options.commandWrites ?? true) || options.otherRuns) return true;
-    // A file the command writes (`echo … > conftest.py; pytest`), named or loaded implicitly.
-    if (options.written?.has(file) || options.written?.has(canonicalIn(ctx, file))) return true;
+  /** A file the command text names twice (`… > x.py; python3 x.py`): written by something the gate cannot follow. */
+  const mentionedTwice = (file: string): boolean => {
+    if (options.command === undefined) return true;
     const name = path.basename(file).replace(/[.*+?^${}()|[\]\\]/g, "\\$&");
     const mentions = options.command.match(new RegExp(`(?<![\\w.-])${name}(?![\\w.-])`, "g"))?.length ?? 0;
     return mentions >= 2;
@@ -177,7 +239,10 @@ export function inspectLocalCode(
   const show = (vetted: VettedFile, what: string, text: string) => {
     if (shown.some((s) => s.file.path === vetted.path)) return;
     if (text.length > MAX_SHOWN_CHARS)
-      add("UNKNOWN", `${vetted.path} is longer than the dialog shows (${MAX_SHOWN_CHARS} characters)`);
+      unmodeled(
+        "construct",
+        `${vetted.path} is longer than the dialog shows (${MAX_SHOWN_CHARS} characters)`,
+      );
     shown.push({ file: vetted, what, text: text.slice(0, MAX_SHOWN_CHARS) });
   };
 
@@ -195,42 +260,66 @@ export function inspectLocalCode(
   };
 
   /** A script in some language: read, shown, then scanned (its local imports queued). */
-  const inspectScript = (file: string, language: ScriptLanguage | "shell", cwd: string, depth: number) => {
+  const inspectScript = (file: string, language: ScriptLanguage | "shell", work: Work) => {
     const label = language === "shell" ? "shell script" : `${language} script`;
-    const got = read(file, label);
-    if (got) scanContent(file, got, language, cwd, depth);
+    const got = read(file, label, work);
+    if (got) scanContent(file, got, language, work);
   };
 
   const scanContent = (
     file: string,
     got: { text: string; vetted: VettedFile },
     language: ScriptLanguage | "shell",
-    cwd: string,
-    depth: number,
+    work: Work,
   ) => {
+    const { run, depth } = work;
     show(got.vetted, language === "shell" ? "shell script" : `${language} script`, got.text);
-    if (language === "shell") return classifyText(got.text, cwd, path.basename(file), depth);
-    const findings = scanScriptText(got.text, language, credentialPath(path.dirname(file)));
-    for (const finding of findings) {
-      if (finding.cls === "UNKNOWN") opaque(`${path.basename(file)} ${finding.what}`);
-      else add(finding.cls, `${path.basename(file)}: ${finding.what}`);
+    const step = run.step ?? Number.POSITIVE_INFINITY;
+    if (language === "shell") return classifyText(got.text, run.cwd, path.basename(file), work, step);
+    // Bytecode, a zip application, a native module: what runs is not the text the scans read.
+    if (isBinary(got.text) || got.text.startsWith("PK\u0003\u0004"))
+      return unmodeled(
+        "program",
+        `${path.basename(file)} is compiled or packed code, which the gate cannot read`,
+        file,
+      );
+    const scanned = scanScript(got.text, language, {
+      file,
+      isCredentialPath: credentialPath(path.dirname(file)),
+    });
+    if (scanned.writesFiles || scanned.localFiles.length > 0) mayWriteAnything();
+    else if (current && !writesOf.has(current)) writesOf.set(current, []);
+    for (const finding of scanned.findings) {
+      const why = `${path.basename(file)}: ${finding.what}`;
+      if (finding.kind === "sends") findings.sends(why, file);
+      else if (finding.kind === "reads-secret") findings.readsSecret(why, file);
+      else unmodeled(finding.cause, why, file);
     }
-    for (const spec of localImports(got.text, language)) {
-      const target = resolveImport(file, spec, language);
-      if (target && depth + 1 <= MAX_DEPTH)
-        queue.push({ run: { kind: language, program: "import", paths: [target], cwd }, depth: depth + 1 });
+    for (const target of scanned.localFiles) {
+      if (depth + 1 <= MAX_DEPTH)
+        queue.push({
+          run: { kind: language, program: "import", paths: [target], cwd: run.cwd, step },
+          depth: depth + 1,
+          scope: work.scope,
+          root: work.root,
+        });
     }
   };
 
   for (let head = 0; head < queue.length; head++) {
-    const { run, depth } = queue[head] as Work;
+    const work = queue[head] as Work;
+    const { run, depth } = work;
+    options.budget?.tick();
+    // Only a top-level run's own inspection says what it writes; its nested runs make it "any".
+    current = depth === 0 ? run : undefined;
     if (depth > MAX_DEPTH) {
-      opaque("local code runs other local code too deeply to follow");
+      unmodeled("construct", "local code runs other local code too deeply to follow");
       continue;
     }
+    const step = run.step ?? Number.POSITIVE_INFINITY;
     switch (run.kind) {
       case "shell-script":
-        for (const file of run.paths) inspectScript(file, "shell", run.cwd, depth);
+        for (const file of run.paths) inspectScript(file, "shell", work);
         break;
       case "python":
       case "node":
@@ -238,133 +327,147 @@ export function inspectLocalCode(
       case "perl":
       case "php":
         for (const file of run.paths) {
-          if (path.basename(file) === "pyproject.toml") inspectBuildConfig(file);
-          else inspectScript(file, run.kind, run.cwd, depth);
+          if (path.basename(file) === "pyproject.toml") inspectBuildConfig(file, work);
+          else inspectScript(file, run.kind, work);
         }
         break;
       case "executable":
-        for (const file of run.paths) inspectExecutable(file, run.cwd, depth);
+        for (const file of run.paths) inspectExecutable(file, work);
         break;
       case "git-config":
         for (const dir of run.paths) {
           // Once per folder: the commands git's config names may run git again (`!git log` aliases).
           if (configsRead.has(`${run.program}\0${dir}`)) continue;
           configsRead.add(`${run.program}\0${dir}`);
-          const found = gitConfiguredCommands(dir, ctx, { network: run.program === "git (network)" });
+          const found = gitConfiguredCommands(dir, ctx, {
+            network: run.program === "git (network)",
+            urls: run.targets ?? [],
+          });
           if ("unknown" in found) {
-            opaque(`cannot tell what git's config runs: ${found.unknown}`);
+            unmodeled("config", `cannot tell what git's config runs: ${found.unknown}`);
             continue;
           }
-          for (const { file, key, command } of found.commands)
-            classifyText(command, dir, `git config ${key} (${file})`, depth);
+          for (const { file, key, command: text } of found.commands)
+            classifyText(text, dir, `git config ${key} (${file})`, work, step);
         }
         break;
       case "git-hooks":
         for (const named of run.paths) {
           const found = gitHooksDir(path.dirname(named), ctx);
-          if ("unknown" in found) opaque(`cannot tell which hooks git runs: ${found.unknown}`);
-          else if ("dir" in found)
-            inspectExecutable(path.join(found.dir, path.basename(named)), run.cwd, depth, true);
+          if ("unknown" in found) unmodeled("config", `cannot tell which hooks git runs: ${found.unknown}`);
+          else if ("dir" in found) inspectExecutable(path.join(found.dir, path.basename(named)), work, true);
           // Outside any repository git refuses to run, hooks included.
         }
         break;
       case "interpreter":
         for (const file of run.paths) {
-          const got = read(file, `${run.program} script`);
+          const got = read(file, `${run.program} script`, work);
           if (got) show(got.vetted, `${run.program} script`, got.text);
         }
-        opaque(`\`${run.program}\` runs a script in a language the gate does not scan`);
+        unmodeled("language", `\`${run.program}\` runs a script in a language the gate does not model`);
         break;
       case "makefile":
-        inspectMakefile(run, depth);
+        inspectMakefile(work);
         break;
       case "package-script":
-        inspectPackageScripts(run, depth);
+        inspectPackageScripts(work);
         break;
       case "task-runner":
         for (const file of run.paths) {
-          const got = read(file, "task file");
+          const got = read(file, "task file", work);
           if (got) show(got.vetted, `${run.program} task file`, got.text);
         }
-        opaque(`\`${run.program}\` runs recipes from a task file the gate does not parse`);
+        unmodeled("language", `\`${run.program}\` runs recipes from a task file the gate does not parse`);
         break;
       case "test-runner": {
         // The runner finds its tests at run time: the gate finds them the same way (bounded).
-        const discovered = discoverTests(run.program, run.cwd, run.paths, () => {});
+        const discovered = discoverTests(run.program, run.cwd, run.paths, () => options.budget?.tick());
         if ("unreadable" in discovered) {
-          opaque(discovered.unreadable);
+          unmodeled("language", discovered.unreadable);
           break;
         }
         // A test file or conftest.py the same command writes first is not on disk yet: what it holds is unknown.
-        const fresh = [...(options.written ?? [])].find(
-          (file) =>
-            !discovered.files.includes(file) && testRunnerLoads(run.program, run.cwd, run.paths, file),
+        const fresh = [...work.scope.written.entries()].find(
+          ([file, at]) =>
+            at < step &&
+            !discovered.files.includes(file) &&
+            testRunnerLoads(run.program, run.cwd, run.paths, file),
         );
         if (fresh) {
-          opaque(`\`${run.program}\` loads ${fresh}, which the same command writes first`);
+          unmodeled(
+            "changed-before-run",
+            `\`${run.program}\` loads ${fresh[0]}, which the same command writes first`,
+          );
           break;
         }
-        if (options.commandWrites) {
-          opaque(
+        if (work.scope.writesUnknownAt !== undefined && work.scope.writesUnknownAt < step) {
+          unmodeled(
+            "changed-before-run",
             `the same command writes files the gate cannot name before \`${run.program}\` collects its tests`,
           );
           break;
         }
         for (const file of discovered.files) {
           const language = languageByName(file);
-          if (language) inspectScript(file, language, run.cwd, depth);
+          if (language) inspectScript(file, language, work);
         }
         break;
       }
     }
   }
-  return { classes: [...classes], reasons, shown };
+  return { findings, shown };
 
   /** A project's build backend may live in the project itself (`backend-path`): code the gate does not follow. */
-  function inspectBuildConfig(file: string) {
-    const got = read(file, "build configuration", true);
+  function inspectBuildConfig(file: string, work: Work) {
+    const got = read(file, "build configuration", work, true);
     if (got && /^\s*backend-path\s*=/m.test(got.text)) {
       show(got.vetted, "build configuration", got.text);
-      opaque(
+      unmodeled(
+        "config",
         `${file} names a build backend inside the project (backend-path), which the gate does not follow`,
       );
     }
   }
 
-  function inspectExecutable(file: string, cwd: string, depth: number, hook = false) {
-    const got = read(file, hook ? "git hook" : "program", hook);
+  function inspectExecutable(file: string, work: Work, hook = false) {
+    const got = read(file, hook ? "git hook" : "program", work, hook);
     if (!got) return;
     const language = shebangLanguage(got.text);
     if (language === "unknown") {
       show(got.vetted, "script", got.text);
-      return opaque(`${file} names an interpreter the gate does not scan`);
+      return unmodeled("language", `${file} names an interpreter the gate does not model`, file);
     }
     if (language === undefined && isBinary(got.text))
-      return opaque(`runs ${file}, a compiled program, which the gate cannot read`);
+      return unmodeled("program", `runs ${file}, a compiled program, which the gate cannot read`, file);
+    const shebang = shebangArguments(got.text);
+    if (shebang) unmodeled("language", `${file}: its #! line passes ${shebang} to the interpreter`, file);
     // No "#!": bash runs a text file as a shell script.
-    scanContent(file, got, language ?? "shell", cwd, depth);
+    scanContent(file, got, language ?? "shell", work);
   }
 
-  function inspectMakefile(run: LocalCodeRun, depth: number) {
+  function inspectMakefile(work: Work) {
+    const { run } = work;
     // make reads the first of GNUmakefile, makefile, Makefile that exists (or every -f file).
     const makefile = run.paths.find(isFile) ?? (run.paths.length === 1 ? run.paths[0] : undefined);
     if (!makefile) return; // no makefile: make fails without running anything
-    const got = read(makefile, "Makefile");
+    const got = read(makefile, "Makefile", work);
     if (!got) return;
     const goals = run.targets ?? [];
     const recipes = makefileRecipes(got.text, goals);
     show(got.vetted, `Makefile recipes for ${goals.length ? goals.join(" ") : "the default goal"}`, got.text);
     const dir = path.dirname(makefile);
-    for (const why of recipes.opaque) opaque(`${path.basename(makefile)}: ${why}`);
+    const step = run.step ?? Number.POSITIVE_INFINITY;
+    for (const why of recipes.opaque) unmodeled("construct", `${path.basename(makefile)}: ${why}`);
     if (recipes.tooLarge) return;
     for (const include of recipes.includes) {
-      if (include.includes(MAKE_UNKNOWN)) opaque(`${path.basename(makefile)} includes a computed file`);
+      if (include.includes(MAKE_UNKNOWN))
+        unmodeled("computed", `${path.basename(makefile)} includes a computed file`);
       else {
-        const included = read(path.resolve(dir, include), "included makefile");
+        const included = read(path.resolve(dir, include), "included makefile", work);
         if (included) {
           show(included.vetted, "included makefile", included.text);
           const scripts = makefileRecipes(included.text, []).scripts.map((r) => r.script);
-          if (scripts.length) classifyText(scripts.join("\n"), run.cwd, include, depth);
+          if (scripts.length) classifyText(scripts.join("\n"), run.cwd, include, work, step);
         }
       }
     }
@@ -374,13 +477,14 @@ export function inspectLocalCode(
       ...recipes.parseTime,
       ...recipes.scripts.map(({ target, script }) => `# ${target.replace(/\n/g, " ")}\n${script}`),
     ].join("\n");
-    if (text) classifyText(text, run.cwd, path.basename(makefile), depth);
+    if (text) classifyText(text, run.cwd, path.basename(makefile), work, step);
   }
 
-  function inspectPackageScripts(run: LocalCodeRun, depth: number) {
+  function inspectPackageScripts(work: Work) {
+    const { run, depth } = work;
     const manifest = run.paths[0];
     if (!manifest) return;
-    const got = read(manifest, "package.json");
+    const got = read(manifest, "package.json", work);
     if (!got) return;
     let scripts: Record<string, unknown>;
     try {
@@ -390,19 +494,23 @@ export function inspectLocalCode(
           ? (parsed.scripts as Record<string, unknown>)
           : {};
     } catch {
-      return opaque(`${manifest} is not valid JSON, so the scripts that run cannot be read`);
+      return unmodeled("construct", `${manifest} is not valid JSON, so the scripts that run cannot be read`);
     }
     const names = scriptNames(run.targets ?? []);
     const selected = names.filter((name) => typeof scripts[name] === "string");
     const text = selected.map((name) => `"${name}": ${JSON.stringify(scripts[name])}`).join("\n");
     show(got.vetted, `package.json scripts ${selected.join(", ") || "(none)"}`, text || "(no script runs)");
     const dir = path.dirname(manifest);
-    for (const name of selected) classifyText(String(scripts[name]), dir, `package.json "${name}"`, depth);
+    const step = run.step ?? Number.POSITIVE_INFINITY;
+    for (const name of selected)
+      classifyText(String(scripts[name]), dir, `package.json "${name}"`, work, step);
     // `npm start` without a start script runs `node server.js`.
     if ((run.targets ?? []).includes("start") && scripts.start === undefined)
       queue.push({
-        run: { kind: "node", program: "npm start", paths: [path.join(dir, "server.js")], cwd: dir },
+        run: { kind: "node", program: "npm start", paths: [path.join(dir, "server.js")], cwd: dir, step },
         depth: depth + 1,
+        scope: work.scope,
+        root: work.root,
       });
   }
 }
@@ -424,30 +532,6 @@ export function scriptNames(targets: readonly string[]): string[] {
     else names.push(`pre${target}`, target, `post${target}`);
   }
   return [...new Set(names)];
-}
-
-/** A local import's file, if it is one beside the importing file (relative specifiers, sibling modules). */
-function resolveImport(from: string, spec: string, language: ScriptLanguage): string | undefined {
-  const dir = path.dirname(from);
-  const candidates: string[] = [];
-  if (language === "node") {
-    const base = path.resolve(dir, spec);
-    candidates.push(
-      base,
-      ...[".js", ".mjs", ".cjs", ".ts", ".mts", ".cts", ".tsx", ".jsx"].map((ext) => base + ext),
-    );
-    candidates.push(...["index.js", "index.ts", "index.mjs"].map((name) => path.join(base, name)));
-    if (/\.js$/.test(spec)) candidates.push(base.replace(/\.js$/, ".ts")); // TypeScript's ".js" imports
-  } else if (language === "python") {
-    const relative = spec.replace(/^\.+/, "").replace(/\./g, "/");
-    if (!relative) return undefined;
-    candidates.push(path.join(dir, `${relative}.py`), path.join(dir, relative, "__init__.py"));
-  } else if (language === "ruby") {
-    candidates.push(path.resolve(dir, spec), path.resolve(dir, `${spec}.rb`));
-  } else {
-    candidates.push(path.resolve(dir, spec));
-  }
-  return candidates.find(isFile);
 }
 
 function isFile(file: string): boolean {

@@ -1,11 +1,16 @@
 // Tool paths resolved by Pi's own code: the installed Pi's path functions (file:// URLs, %xx escapes, "@",
 // unicode spaces, "~", read's macOS name variants), loaded from the Pi package by file URL so they are the very
 // module Pi's tools import. Never a re-implementation: the gate must decide on the file Pi will really open.
-import { readFileSync, realpathSync } from "node:fs";
+import { realpathSync } from "node:fs";
 import { createRequire } from "node:module";
 import path from "node:path";
 import { pathToFileURL } from "node:url";
 import { findPiInstall, PI_PACKAGE, PI_VERSION } from "../pi-install.ts";
+import { pathTool } from "../tools/tool-table.ts";
+import { readBoundedText } from "./bounded-read.ts";
+
+/** A package.json larger than this is not Pi's. */
+const MAX_MANIFEST = 256 * 1024;
 
 interface NormalizeOptions {
   normalizeUnicodeSpaces?: boolean;
@@ -25,16 +30,6 @@ export interface PiPaths {
   packageDir: string;
 }
 
-/** Built-in tools whose `path` input names a file or directory; `optional`: Pi defaults it to ".". */
-export const PATH_TOOLS: ReadonlyMap<string, { optional: boolean }> = new Map([
-  ["read", { optional: false }],
-  ["write", { optional: false }],
-  ["edit", { optional: false }],
-  ["grep", { optional: true }],
-  ["find", { optional: true }],
-  ["ls", { optional: true }],
-]);
-
 export type ResolvedToolPath = { ok: true; path: string; lexical: string } | { ok: false; reason: string };
 
 /**
@@ -50,7 +45,7 @@ export function resolveToolInputPath(
   where: { cwd: string; toolHome: string },
   canonical: (absolute: string) => string,
 ): ResolvedToolPath {
-  const spec = PATH_TOOLS.get(toolName);
+  const spec = pathTool(toolName);
   if (!spec) return { ok: false, reason: `${toolName} takes no path` };
   // grep/find/ls: `resolveToCwd(searchDir || ".", cwd)`; read/write/edit take the string as given.
   const input = spec.optional ? raw || "." : raw;
@@ -193,7 +188,9 @@ function packageAbove(file: string): string | undefined {
   }
   for (let depth = 0; depth < 8; depth++) {
     try {
-      const manifest = JSON.parse(readFileSync(path.join(dir, "package.json"), "utf8")) as { name?: unknown };
+      const manifest = JSON.parse(readBoundedText(path.join(dir, "package.json"), MAX_MANIFEST) ?? "") as {
+        name?: unknown;
+      };
       if (manifest.name === PI_PACKAGE) return dir;
     } catch {
       // no package.json here: keep walking up
@@ -206,7 +203,7 @@ function packageAbove(file: string): string | undefined {
 }
 
 function readVersion(packageDir: string): string {
-  const manifest = JSON.parse(readFileSync(path.join(packageDir, "package.json"), "utf8")) as {
+  const manifest = JSON.parse(readBoundedText(path.join(packageDir, "package.json"), MAX_MANIFEST) ?? "") as {
     version?: unknown;
   };
   return typeof manifest.version === "string" ? manifest.version : "unknown";

@@ -139,9 +139,67 @@ const LATER_EXEC: ReadonlyArray<{ why: string; patterns: readonly string[] }> = 
   },
   {
     why: "writes a program into a folder on PATH (a later command of that name runs it)",
-    patterns: ["node_modules/.bin/**", ".local/bin/**"],
+    patterns: [
+      "node_modules/.bin/**",
+      ".local/bin/**",
+      "go/bin/**",
+      ".cargo/bin/**",
+      ".deno/bin/**",
+      ".bun/bin/**",
+    ],
+  },
+  {
+    why: "writes into installed packages or a virtualenv (code that later imports, test runs and tools load, and the gate does not read)",
+    patterns: [
+      "node_modules/**",
+      "site-packages/**",
+      "dist-packages/**",
+      ".venv/**",
+      "venv/bin/**",
+      "venv/lib/**",
+      ".virtualenvs/**",
+      "vendor/bundle/**",
+    ],
+  },
+  {
+    why: "writes git's own files (config, hooks, attributes, objects and refs that later git commands obey)",
+    patterns: [".git/**"],
+  },
+  {
+    why: "writes a tool's plug-in, wrapper or start-up file in the project (yarn plug-ins and releases, Maven and Gradle wrappers and extensions, mise hooks, debugger and REPL start-up files, Mercurial hooks)",
+    patterns: [
+      ".yarn/plugins/**",
+      ".yarn/releases/**",
+      ".mvn/**",
+      "gradle/wrapper/**",
+      ".mise.toml",
+      "mise.toml",
+      ".mise/**",
+      ".config/mise/**",
+      ".gdbinit",
+      ".lldbinit",
+      ".pdbrc",
+      ".Rprofile",
+      ".psqlrc",
+      ".sqliterc",
+      ".hg/hgrc",
+      ".hgrc",
+      "lefthook.yml",
+      ".lefthook.yml",
+      ".pre-commit-config.yaml",
+    ],
   },
 ];
+
+/** Absolute locations every program reads its configuration or code from. */
+const SYSTEM_LATER = [
+  { prefix: "/etc/", why: "writes system configuration (/etc): programs read it on every later run" },
+  { prefix: "/usr/", why: "writes into the system's programs and libraries (/usr)" },
+  { prefix: "/opt/", why: "writes into installed programs (/opt)" },
+];
+
+/** Names of folders that mark a Python virtualenv when they hold a `pyvenv.cfg`. */
+const VENV_MARKER = "pyvenv.cfg";
 
 /**
  * Files that other programs run or obey later: writing one is a possible exit, because a later,
@@ -157,12 +215,41 @@ export function laterExecReasonFor(
   for (const { why, patterns } of LATER_EXEC) {
     if (patterns.some((pattern) => matchesAtAnyDepth(pattern, parts))) return why;
   }
+  for (const { prefix, why } of SYSTEM_LATER) if (file.startsWith(prefix)) return why;
+  const home = homeConfigReason(file, ctx);
+  if (home) return home;
+  const venv = virtualenvReason(file);
+  if (venv) return venv;
   const onPath = pathDirectories(env, ctx).find((dir) => path.dirname(file) === dir);
   if (onPath)
     return `writes a program into ${onPath}, a folder on PATH (a later command of that name runs it)`;
   if (env.BASH_ENV && path.resolve(ctx.cwd, env.BASH_ENV) === file)
     return "writes BASH_ENV (runs in every later bash)";
   return embeddedRepositoryReason(file) ?? configuredHookReason(file, ctx);
+}
+
+/**
+ * Anything in HOME's dotfiles and dot-folders (outside the workspace): every tool reads its rc, start-up files,
+ * plug-ins and credential-process settings from there (`~/.gdbinit`, `~/.config/gh/config.yml`, `~/.aws/config`,
+ * `~/.docker/cli-plugins/`…), so a write there is obeyed by later, innocent-looking commands.
+ */
+function homeConfigReason(file: string, ctx: PathContext): string | undefined {
+  if (!isWithin(file, ctx.home) || file === ctx.home || isWithin(file, ctx.cwd)) return undefined;
+  const first = file.slice(ctx.home.length + 1).split("/")[0] ?? "";
+  if (first.startsWith(".") || first === "bin")
+    return `writes ~/${first} in the tools' HOME (tools read their rc, start-up, plug-in and credential-process settings there)`;
+  return undefined;
+}
+
+/** A file in a Python virtualenv (a folder holding pyvenv.cfg, up to 3 levels up): its programs and packages. */
+function virtualenvReason(file: string): string | undefined {
+  let dir = path.dirname(file);
+  for (let level = 0; level < 3 && dir !== "/"; level++) {
+    if (existsSync(path.join(dir, VENV_MARKER)))
+      return `writes into the virtualenv ${dir} (its programs and packages run later)`;
+    dir = path.dirname(dir);
+  }
+  return undefined;
 }
 
 /** A file in the folder `core.hooksPath` names (husky's `.husky/_`, a `.githooks`): a hook the next commit runs. */

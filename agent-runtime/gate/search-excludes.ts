@@ -5,9 +5,10 @@
 // shipped copy differs, the gate writes one into a private temp dir. Then, per grep call, it confirms what the
 // excludes cannot cover: a root that is or lies inside a secret folder, a model `glob` that could select a
 // credential file (later globs win in ripgrep), runtime-located secrets, and excludes that are not active.
-import { existsSync, mkdtempSync, readFileSync, writeFileSync } from "node:fs";
+import { existsSync, mkdtempSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import path from "node:path";
+import { readBoundedText } from "./bounded-read.ts";
 import { isWithin, type PathContext } from "./path-context.ts";
 import { matchComponent, matchesAbsolute, matchesAtAnyDepth } from "./path-patterns.ts";
 import { globCouldSelect, type SearchRulePattern } from "./search-glob.ts";
@@ -79,7 +80,7 @@ export function installSearchExcludes(
   const expected = searchExcludeConfig();
   const shipped = path.join(bundleDir, RG_EXCLUDE_FILE);
   let problem: string | undefined;
-  const current = readBounded(shipped);
+  const current = readBoundedText(shipped, MAX_CONFIG_BYTES);
   let configPath: string | undefined;
   if (current === expected) {
     configPath = shipped;
@@ -104,17 +105,9 @@ export function searchExcludeProblem(state: SearchExcludeState, env: NodeJS.Proc
   if (state.assumed) return undefined;
   if (!state.path) return state.problem ?? "no search exclude config is installed";
   if (env[RG_CONFIG_ENV] !== state.path) return `${RG_CONFIG_ENV} no longer points at ${state.path}`;
-  if (readBounded(state.path) !== searchExcludeConfig()) return `${state.path} was changed or removed`;
+  if (readBoundedText(state.path, MAX_CONFIG_BYTES) !== searchExcludeConfig())
+    return `${state.path} was changed or removed`;
   return undefined;
-}
-
-function readBounded(file: string): string | undefined {
-  try {
-    const text = readFileSync(file, "utf8");
-    return text.length > MAX_CONFIG_BYTES ? undefined : text;
-  } catch {
-    return undefined;
-  }
 }
 
 /** Rule patterns (with their except lists) as search-glob.ts compares them with a model glob. */

@@ -165,7 +165,13 @@ const RULE_SPECS: readonly SensitiveRuleSpec[] = [
   {
     id: "docker-config",
     why: "container registry credentials",
-    patterns: [".docker/config.json", ".dockercfg"],
+    patterns: [
+      ".docker/config.json",
+      ".dockercfg",
+      "containers/auth.json",
+      "helm/registry/config.json",
+      ".config/helm/repositories.yaml",
+    ],
     probes: (ctx) => [home(ctx, ".docker/config.json")],
   },
   {
@@ -228,6 +234,20 @@ const RULE_SPECS: readonly SensitiveRuleSpec[] = [
       home(ctx, ".vault-token"),
       home(ctx, ".config/rclone/rclone.conf"),
     ],
+  },
+  {
+    id: "vault-passwords",
+    why: "a vault or web server password file (Ansible vault password, .htpasswd)",
+    patterns: [
+      ".vault_pass",
+      ".vault_pass.txt",
+      "vault_pass",
+      "vault_pass.txt",
+      ".vault-password",
+      ".htpasswd",
+      "*.htpasswd",
+    ],
+    probes: (ctx) => [path.join(ctx.cwd, ".vault_pass")],
   },
   {
     id: "database-passwords",

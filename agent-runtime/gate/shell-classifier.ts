@@ -3,17 +3,21 @@
 // command is decoded into words and handed to the analyzer its program name maps to (analyzers/table.ts),
 // through the Scan interface (shell-scan.ts). Whatever cannot be seen statically, or exceeds the bounds in
 // shell-limits.ts, counts as UNKNOWN (a possible exit and secret read).
-import { lstatSync, opendirSync, readFileSync } from "node:fs";
+import { existsSync, lstatSync, opendirSync } from "node:fs";
 import path from "node:path";
 import type { Parser, Tree } from "web-tree-sitter";
-import { unlistedProgram } from "./analyzers/common.ts";
+import { checkOperands, unlistedProgram } from "./analyzers/common.ts";
 import { analyzerFor, isListedProgram } from "./analyzers/table.ts";
+import { archiveMembers, memberDestination, patchTargets, substitution } from "./archive-members.ts";
+import { readBounded, readBoundedText } from "./bounded-read.ts";
+import { credentialContentRule } from "./credential-content.ts";
 import { isCredentialVariable } from "./credential-variables.ts";
-import { expandOnDisk, findSensitiveBelow, globSelector } from "./disk-walk.ts";
-import { Findings, type LocalCodeHook, type LocalCodeKind, type LocalCodeRun } from "./gate-classes.ts";
+import { expandOnDisk, findSensitiveBelow, globSelector, listTree } from "./disk-walk.ts";
+import { Findings, type LocalCodeHook, type LocalCodeKind, type LocalCodeRun } from "./effects.ts";
 import { compileGlob, globMatchCompiled, hasGlob } from "./glob-match.ts";
 import { canonicalIn, expandTilde, isWithin, type PathContext } from "./path-context.ts";
 import { laterExecReasonFor, POLICY_DIR, tamperReasonFor } from "./protected-paths.ts";
+import { repositorySecret, revisionWritesGate } from "./repository-content.ts";
 import { commandLineGlobOverrides } from "./search-excludes.ts";
 import {
   sensitiveContainerFor,
@@ -26,12 +30,21 @@ import {
   Budget,
   InspectionLimit,
   MAX_COMMAND_CHARS,
+  MAX_PIPELINE_STAGES,
   MAX_SCRIPT_DEPTH,
   MAX_TREE_DEPTH,
   MAX_WRAPPER_DEPTH,
+  pipeOperators,
 } from "./shell-limits.ts";
 import { parseWithDeadline } from "./shell-parser.ts";
-import type { NestedCommand, PathAccess, ProgramCall, Scan } from "./shell-scan.ts";
+import type {
+  ContentRequest,
+  ExtractOptions,
+  NestedCommand,
+  PathAccess,
+  ProgramCall,
+  Scan,
+} from "./shell-scan.ts";
 import {
   DYNAMIC,
   decodeWord,
@@ -53,6 +66,10 @@ export interface ClassifyOptions {
 
 /** Directories whose programs the image installs (root-owned); anything else invoked by path is local code. */
 const SYSTEM_BIN_DIRS = ["/usr/bin", "/bin", "/usr/sbin", "/sbin", "/usr/local/bin", "/usr/local/sbin"];
+/** Files one decision looks into for credential content (each a bounded, non-blocking read of 64 KB). */
+const MAX_SNIFFED = 16;
+/** Config files a program's analyzer reads (an .npmrc, a requirements file): larger ones are unreadable. */
+const MAX_CONFIG_BYTES = 256 * 1024;
 /** Entries of a directory read to see whether a recursive read would reach a credential file. */
 const MAX_DIR_ENTRIES = 512;
 
@@ -75,6 +92,13 @@ interface Frame {
   tainted: Set<string>;
   /** A protective variable was removed (`unset RIPGREP_CONFIG_PATH`, `env -i`): searches run without excludes. */
   searchExcludesOff: boolean;
+  /**
+   * Inside a branch, loop, function body, subshell, pipeline or `&&`/`||` list: an assignment here may or may not
+   * take effect where the variable is read later, so the variable may hold its old value or the new one.
+   */
+  maybe: number;
+  /** A name reference exists (`declare -n`): an assignment to one name changes another, so values are not tracked. */
+  namerefs: boolean;
 }
 
 /** Walk state for the children of one node. */
@@ -85,6 +109,8 @@ interface Level {
   stdinToAll: boolean;
   /** The body (first named child) reads stdin from a redirection, heredoc or here-string. */
   stdinToBody: boolean;
+  /** The body's stdin is this file (`cmd < file`). */
+  stdinFile?: import("web-tree-sitter").Node;
   /** Inside an arithmetic context (`$(( ))`, `(( ))`, `[[ a -eq b ]]`, a subscript, a C-style for header). */
   arithmetic: boolean;
   /** Runs when the walk leaves this node (after its children). */
@@ -134,31 +160,37 @@ class ShellClassifier {
       script: command,
       tainted: new Set(),
       searchExcludesOff: false,
+      maybe: 0,
+      namerefs: false,
     };
     if (command.includes(DYNAMIC)) {
       // A NUL byte: no shell receives this text as written (and the gate uses NUL for "computed").
-      this.findings.opaque("the command contains a NUL byte");
+      this.findings.undecidable("the command contains a NUL byte");
       return;
     }
     try {
       this.scanScript(command, frame);
     } catch (error) {
       if (!(error instanceof InspectionLimit)) throw error;
-      this.findings.opaque(error.message);
+      this.findings.undecidable(error.message);
     }
   }
 
   // ---- scripts and the walk ----
 
   private scanScript(script: string, frame: Frame) {
-    if (frame.depth > MAX_SCRIPT_DEPTH) return this.findings.opaque("shell nesting too deep to inspect");
-    if (script.length > MAX_COMMAND_CHARS) return this.findings.opaque("command too long to inspect");
+    if (frame.depth > MAX_SCRIPT_DEPTH) return this.findings.undecidable("shell nesting too deep to inspect");
+    if (script.length > MAX_COMMAND_CHARS) return this.findings.undecidable("command too long to inspect");
+    if (pipeOperators(script, MAX_PIPELINE_STAGES) > MAX_PIPELINE_STAGES)
+      return this.findings.undecidable(
+        `more than ${MAX_PIPELINE_STAGES} pipeline stages, more than the gate parses`,
+      );
     this.budget.tick(1 + (script.length >> 10));
     frame.script = script;
     const tree = parseWithDeadline(this.parser, script, () => this.budget.expired());
     if (!tree) throw new InspectionLimit("command too complex to parse in time");
     try {
-      if (tree.rootNode.hasError) this.findings.opaque("shell syntax the parser cannot read");
+      if (tree.rootNode.hasError) this.findings.undecidable("shell syntax the parser cannot read");
       this.walk(tree, frame);
     } finally {
       tree.delete();
@@ -189,18 +221,27 @@ class ShellClassifier {
               (level.stdinToAll ||
                 (level.type === "pipeline" && index > 0) ||
                 (level.stdinToBody && index === 0));
-            this.visitCommand(cursor.currentNode, frame, stdin);
+            const stdinFile =
+              level?.type === "redirected_statement" && index === 0 ? level.stdinFile : undefined;
+            this.visitCommand(cursor.currentNode, frame, stdin, stdinFile);
             break;
           }
           case "pipeline":
             childLevel = { ...childLevel, stdinToAll: level?.stdinToAll ?? false };
+            this.maybe(childLevel, frame);
             break;
           case "heredoc_redirect":
             childLevel = { ...childLevel, stdinToAll: true };
             break;
-          case "redirected_statement":
-            childLevel = { ...childLevel, stdinToBody: hasInputRedirect(cursor.currentNode) };
+          case "redirected_statement": {
+            const input = this.inputRedirect(cursor.currentNode);
+            childLevel = {
+              ...childLevel,
+              stdinToBody: input.any,
+              ...(input.file ? { stdinFile: input.file } : {}),
+            };
             break;
+          }
           case "declaration_command":
             this.visitDeclaration(cursor.currentNode, frame);
             break;
@@ -214,6 +255,9 @@ class ShellClassifier {
           case "unset_command":
             for (const child of cursor.currentNode.namedChildren) {
               if (!child) continue;
+              // `unset 'a[$(cmd)]'` evaluates the subscript as arithmetic.
+              if (/\[.*[$`]/.test(child.text.slice(0, 4096)))
+                this.findings.opaque("`unset` evaluates a subscript that runs commands");
               frame.vars.delete(child.text);
               if (PROTECTIVE_VARIABLES.has(child.text) || child.type !== "variable_name")
                 frame.searchExcludesOff = true;
@@ -224,23 +268,44 @@ class ShellClassifier {
             break;
           case "simple_expansion":
           case "expansion":
-            this.visitExpansion(cursor.currentNode);
+            this.visitExpansion(cursor.currentNode, frame);
+            break;
+          case "test_command":
+            // `[[ -v a[$(cmd)] ]]` evaluates the subscript as arithmetic: the substitution runs.
+            if (/-v\s+["']?[\w]+\[[^\]]*[$`]/.test(cursor.currentNode.text.slice(0, 4096)))
+              this.findings.opaque("`[[ -v name[…] ]]` evaluates a subscript that runs commands");
             break;
           case "for_statement":
             this.visitFor(cursor.currentNode, frame);
+            this.unordered(childLevel);
+            this.maybe(childLevel, frame);
+            break;
+          case "while_statement":
+          case "c_style_for_statement":
+          case "function_definition":
+            this.unordered(childLevel);
+            this.maybe(childLevel, frame);
+            break;
+          case "if_statement":
+          case "case_statement":
+          case "subshell":
+          case "list":
+          case "command_substitution":
+          case "process_substitution":
+            this.maybe(childLevel, frame);
             break;
           case "comment":
             // After a line continuation bash keeps reading the word (`a\<newline>#b` is "a#b"); tree-sitter
             // starts a comment there. The two disagree about the words: do not trust either.
             if (!startsComment(frame.script, cursor.startIndex))
-              this.findings.opaque(
+              this.findings.undecidable(
                 "a `#` inside a word: the parser reads a comment where bash reads the word",
               );
             break;
         }
         if (levels.length > MAX_TREE_DEPTH && !this.reportedDepth) {
           this.reportedDepth = true;
-          this.findings.opaque("syntax nested too deeply to inspect");
+          this.findings.undecidable("syntax nested too deeply to inspect");
         }
         if (cursor.gotoFirstChild()) {
           levels.push(childLevel);
@@ -256,6 +321,31 @@ class ShellClassifier {
     } finally {
       cursor.delete();
     }
+  }
+
+  /** Writes and runs inside a loop or function body happen in an order (and a number of times) the text does not give. */
+  private unordered(level: Level): void {
+    this.findings.unordered++;
+    this.onExit(level, () => {
+      this.findings.unordered--;
+    });
+  }
+
+  /** Assignments below this node may or may not take effect afterwards (Frame.maybe). */
+  private maybe(level: Level, frame: Frame): void {
+    frame.maybe++;
+    this.onExit(level, () => {
+      frame.maybe--;
+    });
+  }
+
+  /** Runs `fn` too when the walk leaves this node. */
+  private onExit(level: Level, fn: () => void): void {
+    const before = level.onExit;
+    level.onExit = () => {
+      before?.();
+      fn();
+    };
   }
 
   /** Whether a node's children are evaluated as arithmetic. */
@@ -301,7 +391,8 @@ class ShellClassifier {
     if (type === "variable_name") name = cursor.nodeText;
     else if (type === "word" && cursor.endIndex - cursor.startIndex <= 256) name = cursor.nodeText;
     else if (type === "simple_expansion" || type === "expansion")
-      name = expansionVariable(cursor.currentNode);
+      name =
+        expansionVariable(cursor.currentNode) ?? /^\$\{?([0-9@*])/.exec(cursor.nodeText.slice(0, 8))?.[1];
     if (name && frame.tainted.has(name))
       this.findings.opaque(
         `arithmetic evaluates $${name}, whose value this command set and may run commands`,
@@ -324,7 +415,12 @@ class ShellClassifier {
     return { braces, ifsChanged: frame.ifsChanged, source: frame.script };
   }
 
-  private visitCommand(node: import("web-tree-sitter").Node, frame: Frame, stdinIsData: boolean): void {
+  private visitCommand(
+    node: import("web-tree-sitter").Node,
+    frame: Frame,
+    stdinIsData: boolean,
+    stdinFile: import("web-tree-sitter").Node | undefined,
+  ): void {
     const nameNode = node.childForFieldName("name");
     if (!nameNode) return; // assignments only (`A=1`): visited as variable_assignment
     const argumentNodes = node.childrenForFieldName("argument").filter((c) => c !== null);
@@ -332,7 +428,45 @@ class ShellClassifier {
     this.budget.tick(argumentNodes.length + ((node.endIndex - node.startIndex) >> 8));
     const words = decodeWords([nameNode, ...argumentNodes], frame.vars, this.decodeOptions(frame));
     const ownStdin = node.namedChildren.some((c) => c?.type === "herestring_redirect");
-    this.analyze(words, frame, stdinIsData || ownStdin);
+    const input = stdinFile?.childForFieldName("destination");
+    this.analyze(
+      words,
+      frame,
+      stdinIsData || ownStdin,
+      input ? decodeWord(input, frame.vars, this.decodeOptions(frame)) : undefined,
+    );
+  }
+
+  /**
+   * Whether a redirected statement's body reads stdin (a `<` file, heredoc or here-string), and the `<` file.
+   * Walked with a cursor, one tick per redirection: a statement can carry thousands.
+   */
+  private inputRedirect(node: import("web-tree-sitter").Node): {
+    any: boolean;
+    file?: import("web-tree-sitter").Node;
+  } {
+    const cursor = node.walk();
+    let any = false;
+    let file: import("web-tree-sitter").Node | undefined;
+    try {
+      if (!cursor.gotoFirstChild()) return { any };
+      do {
+        this.budget.tick();
+        const type = cursor.nodeType;
+        if (type === "heredoc_redirect" || type === "herestring_redirect") any = true;
+        else if (type === "file_redirect") {
+          const redirect = cursor.currentNode;
+          const head = redirect.text.slice(0, 16);
+          if (/^\d*<(?!<)/.test(head)) {
+            any = true;
+            if (/^<(?![<&>])/.test(head)) file ??= redirect;
+          }
+        }
+      } while (cursor.gotoNextSibling());
+      return file ? { any, file } : { any };
+    } finally {
+      cursor.delete();
+    }
   }
 
   private visitAssignment(node: import("web-tree-sitter").Node, frame: Frame, commandPrefix: boolean): void {
@@ -361,8 +495,8 @@ class ShellClassifier {
     options: { persists: boolean; appends?: boolean; numeric?: boolean },
   ): void {
     const effect = assignmentEffect(name, value === "array" ? undefined : value);
-    if (effect?.kind === "runs-code") this.findings.opaque(effect.reason);
-    else if (effect?.kind === "network") this.findings.add("EXIT", effect.reason);
+    if (effect?.kind === "runs-code") this.findings.unmodeled("config", effect.reason);
+    else if (effect?.kind === "network") this.findings.sends(effect.reason);
     else if (effect?.kind === "word-splitting" && options.persists) frame.ifsChanged = true;
     if (!options.persists) return; // `VAR=x cmd`: only that command's environment
     // A value the gate cannot read, or one holding `$(`, a backquote or `[`, can run commands under arithmetic;
@@ -372,38 +506,72 @@ class ShellClassifier {
       value === undefined ||
       value.forms.some((f) => f.includes(DYNAMIC) || /[$`[]/.test(f));
     if (unreadable && !options.numeric) frame.tainted.add(name);
-    else frame.tainted.delete(name);
-    if (value === "array") {
-      frame.vars.delete(name);
-      return;
-    }
-    if (!value) {
-      if (!options.appends) frame.vars.set(name, [""]);
-      return;
-    }
+    else if (frame.maybe === 0) frame.tainted.delete(name);
+    this.setVariable(frame, name, this.assignedForms(frame, name, value, options.appends ?? false));
+  }
+
+  /** What a variable holds after an assignment (undefined: a value the gate cannot know). */
+  private assignedForms(
+    frame: Frame,
+    name: string,
+    value: ShellWord | "array" | undefined,
+    appends: boolean,
+  ): string[] | undefined {
+    const before = frame.vars.get(name);
+    if (value === "array") return undefined;
+    if (!value) return appends ? (before ? [...before] : undefined) : [""];
     const forms = value.forms.map((form) => tildeInAssignment(form, this.ctx.home));
     if (
       forms.some((form) => form.includes(DYNAMIC)) ||
       (!value.literal && forms.length === 1 && /[*?[]/.test(forms[0] ?? ""))
-    ) {
+    )
+      return undefined;
+    if (!appends) return forms;
+    if (!before) return undefined;
+    const joined = before.flatMap((b) => forms.map((f) => b + f));
+    return joined.length > MAX_FORMS ? undefined : joined;
+  }
+
+  /**
+   * The one place a variable's known value changes. Where the assignment may not take effect (a branch, a loop, a
+   * subshell…), the variable holds either value afterwards: the union, or unknown when either is.
+   */
+  private setVariable(frame: Frame, name: string, forms: string[] | undefined): void {
+    if (frame.namerefs) {
       frame.vars.delete(name);
+      frame.tainted.add(name);
       return;
     }
-    if (options.appends) {
+    if (frame.maybe > 0) {
       const before = frame.vars.get(name);
-      if (!before) return;
-      const joined = before.flatMap((b) => forms.map((f) => b + f));
-      if (joined.length > MAX_FORMS) frame.vars.delete(name);
-      else frame.vars.set(name, joined);
+      const union = before && forms ? [...new Set([...before, ...forms])] : undefined;
+      if (union && union.length <= MAX_FORMS) frame.vars.set(name, union);
+      else frame.vars.delete(name);
       return;
     }
-    frame.vars.set(name, forms);
+    if (forms) frame.vars.set(name, forms);
+    else frame.vars.delete(name);
   }
 
   private visitDeclaration(node: import("web-tree-sitter").Node, frame: Frame): void {
     const keyword = node.child(0)?.text ?? "";
     const children = node.namedChildren.filter((c) => c !== null);
     const flags = children.filter((c) => c.type === "word" && c.text.startsWith("-")).map((c) => c.text);
+    // A name reference makes every later assignment through it change another variable: stop trusting values.
+    if (flags.some((f) => /^-[a-zA-Z]*n/.test(f))) {
+      for (const name of frame.vars.keys()) frame.tainted.add(name);
+      frame.vars.clear();
+      frame.namerefs = true;
+    }
+    // `declare -a x='( … )'` evaluates the string as a compound assignment: expansions in it run.
+    if (flags.some((f) => /^-[a-zA-Z]*[aA]/.test(f)))
+      for (const child of children) {
+        const value = child.type === "variable_assignment" ? child.childForFieldName("value") : null;
+        if (value && value.type !== "array" && /^["']\s*\(/.test(value.text) && /[$`]/.test(value.text))
+          this.findings.opaque(
+            `\`${keyword}\` evaluates a string as an array assignment that expands commands`,
+          );
+      }
     if (flags.some((f) => /^-[a-zA-Z]*i/.test(f))) {
       // `declare -i x=expr` evaluates expr as arithmetic.
       const values = children
@@ -420,25 +588,35 @@ class ShellClassifier {
       for (const child of names) {
         const text = child.type === "variable_name" ? child.text : child.childForFieldName("name")?.text;
         if (text && isCredentialVariable(text))
-          this.findings.add("SECRET", `prints credential-like variable ${text}`);
+          this.findings.readsSecret(`prints credential-like variable ${text}`);
       }
     }
     if (printsAll)
-      this.findings.add(
-        "SECRET",
+      this.findings.readsSecret(
         `\`${keyword}${flags.length ? ` ${flags.join(" ")}` : ""}\` prints variables`,
       );
   }
 
-  private visitExpansion(node: import("web-tree-sitter").Node): void {
+  private visitExpansion(node: import("web-tree-sitter").Node, frame: Frame): void {
     const text = node.text;
     if (text.startsWith("${!")) {
       this.findings.opaque(`indirect variable expansion ${text.slice(0, 80)}`);
       return;
     }
     const name = expansionVariable(node);
+    // `${x@P}` expands the value as a prompt string: command substitutions in it run.
+    if (/@P\}$/.test(text)) {
+      const forms = name ? frame.vars.get(name) : undefined;
+      if (!forms || forms.some((form) => /[$`]/.test(form)))
+        this.findings.opaque(
+          `\`${text.slice(0, 80)}\` expands a value as a prompt, which runs the commands in it`,
+        );
+    }
+    // `${x:offset:length}`: offset and length are arithmetic, so a value this command set can run commands.
+    const substring = /^\$\{[\w@*#?$!-]+:(?![-=?+])([^}]{0,1024})\}$/.exec(text);
+    if (substring?.[1]) this.arithmeticWords([substring[1]], frame);
     if (name && isCredentialVariable(name))
-      this.findings.add("SECRET", `reads credential-like variable $${name}`);
+      this.findings.readsSecret(`reads credential-like variable $${name}`);
   }
 
   private visitFor(node: import("web-tree-sitter").Node, frame: Frame): void {
@@ -466,7 +644,7 @@ class ShellClassifier {
     if (/&$/.test(operator) && /^\d+-?$|^-$/.test(word.text)) return; // fd duplication: 2>&1, >&-
     const scan = this.scanFor(frame);
     if (word.forms.some((form) => /^\/dev\/(tcp|udp)\//.test(form))) {
-      this.findings.add("EXIT", `redirects to a network socket ${word.source}`);
+      this.findings.sends(`redirects to a network socket ${word.source}`);
       return;
     }
     if (operator === "<" || operator === "<&" || operator === "<<<") {
@@ -474,13 +652,18 @@ class ShellClassifier {
       return;
     }
     if (word.literal && NULL_DEVICES.has(word.text)) return;
-    this.findings.add("WRITE", `redirection writes ${word.literal ? word.text : "a computed path"}`);
+    this.findings.writes(`redirection writes ${word.literal ? word.text : "a computed path"}`);
     scan.path(word, "write");
   }
 
   // ---- commands ----
 
-  private analyze(words: readonly ShellWord[], frame: Frame, stdinIsData: boolean): void {
+  private analyze(
+    words: readonly ShellWord[],
+    frame: Frame,
+    stdinIsData: boolean,
+    stdinFile?: ShellWord,
+  ): void {
     const first = words[0];
     if (!first) return;
     this.budget.tick(words.length);
@@ -494,18 +677,33 @@ class ShellClassifier {
     if (invokedAs === "") return;
     const name = invokedAs.includes("/") ? path.basename(invokedAs) : invokedAs;
     const scan = this.scanFor(frame);
+    let localFile = false;
     if (invokedAs.includes("/")) {
       const resolved = scan.resolve(first);
-      if (resolved && !SYSTEM_BIN_DIRS.some((dir) => path.dirname(resolved) === dir))
+      if (resolved && !SYSTEM_BIN_DIRS.some((dir) => path.dirname(resolved) === dir)) {
         scan.localCode("executable", invokedAs, [first]);
+        localFile = true;
+      }
     }
     if (name === "let")
       this.arithmeticWords(
         words.slice(1).map((w) => w.text),
         frame,
       );
-    const call: ProgramCall = { name, invokedAs, args: words.slice(1), stdinIsData };
+    const call: ProgramCall = {
+      name,
+      invokedAs,
+      args: words.slice(1),
+      stdinIsData,
+      ...(stdinFile ? { stdinFile } : {}),
+    };
     const analyzer = analyzerFor(name);
+    if (analyzer === unlistedProgram && localFile) {
+      // A local file run by path: the inspection of that file decides; its operands are still paths.
+      checkOperands(call.args, scan, "operand");
+      this.embeddedCommand(call, scan);
+      return;
+    }
     analyzer(call, scan);
     if (analyzer === unlistedProgram) this.embeddedCommand(call, scan);
   }
@@ -533,7 +731,7 @@ class ShellClassifier {
       cwd: frame.cwd,
       command(words: readonly ShellWord[], options: NestedCommand = {}) {
         if (frame.wrapperDepth >= MAX_WRAPPER_DEPTH)
-          return self.findings.opaque("command wrappers nested too deep to inspect");
+          return self.findings.undecidable("command wrappers nested too deep to inspect");
         if (options.sameShell) {
           // `time cd x`, `command cd x`, `! cd x`: the builtin runs in this shell, so its effects persist.
           frame.wrapperDepth++;
@@ -591,6 +789,23 @@ class ShellClassifier {
         if (PROTECTIVE_VARIABLES.has(variable) || variable.includes(DYNAMIC)) frame.searchExcludesOff = true;
       },
       resolve: (word) => this.resolveLiteral(word, frame),
+      exists: (relative) => existsSync(path.resolve(frame.cwd, relative)),
+      config: (file) => {
+        const absolute = file.startsWith("~/")
+          ? path.join(this.ctx.home, file.slice(2))
+          : path.resolve(frame.cwd, file);
+        this.budget.tick();
+        const read = readBounded(absolute, MAX_CONFIG_BYTES);
+        if (read.ok) return read.bytes.toString("utf8");
+        return read.reason === "missing" ? undefined : null;
+      },
+      repositoryRead: (request, pathspecs, where) => this.repositoryRead(request, pathspecs, where, frame),
+      extractArchive: (archive, into, program, options) =>
+        this.extractArchive(archive, into, program, options ?? {}, frame),
+      printArchive: (archive, program) => this.printArchive(archive, program, frame),
+      applyPatch: (patch, into, program, strip) => this.applyPatch(patch, into, program, strip, frame),
+      repositoryCheckout: (revisions, pathspecs, where) =>
+        this.repositoryCheckout(revisions, pathspecs, where, frame),
     };
   }
 
@@ -616,7 +831,9 @@ class ShellClassifier {
     this.checkPath(word, "stat", frame);
     const dir = this.resolveLiteral(word, frame);
     if (dir === undefined) {
-      this.findings.add("UNKNOWN", `changes to a directory computed at run time (${word.source})`);
+      this.findings.writesUnlisted(
+        `changes to a directory computed at run time (${word.source}): later relative paths may name any file`,
+      );
       return;
     }
     frame.cwd = dir;
@@ -667,7 +884,7 @@ class ShellClassifier {
           ? [path.normalize(pattern)]
           : frame.cwds.map((dir) => path.resolve(dir, pattern));
       for (const candidate of candidates) {
-        if (hasGlob(candidate)) this.patternPath(candidate, access, word);
+        if (hasGlob(candidate)) this.patternPath(candidate, access, word, rawForm.includes(DYNAMIC));
         else this.literalPath(canonicalIn(this.ctx, candidate), access, word);
       }
     }
@@ -675,34 +892,55 @@ class ShellClassifier {
 
   private computedPath(word: ShellWord, access: PathAccess): void {
     if (access === "read")
-      this.findings.add("SECRET", `reads a file whose name is computed at run time (${word.source})`);
+      this.findings.readsSecret(`reads a file whose name is computed at run time (${word.source})`);
     else if (access === "write") {
-      this.findings.add("UNKNOWN", `writes to a path computed at run time (${word.source})`);
-      this.findings.writesUnknown = true;
-    } else if (access === "operand") this.findings.writesUnknown = true;
+      this.findings.writesUnlisted(`writes to a path computed at run time (${word.source})`);
+    } else if (access === "operand") this.findings.writesUnnamed();
   }
 
-  private patternPath(pattern: string, access: PathAccess, word: ShellWord): void {
+  private patternPath(pattern: string, access: PathAccess, word: ShellWord, computed: boolean): void {
     const glob = compileGlob(pattern);
     if (access !== "stat" && access !== "delete") {
       const rule =
         sensitiveRuleForGlob(pattern, this.ctx) ?? sensitiveRuleFor(this.instantiate(pattern), this.ctx);
       if (rule)
-        this.findings.add(
-          "SECRET",
-          `may ${access === "write" ? "write" : "read"} ${rule.why}: ${word.source}`,
-        );
+        this.findings.readsSecret(`may ${access === "write" ? "write" : "read"} ${rule.why}: ${word.source}`);
       else if (access !== "write") this.patternOnDisk(pattern, word);
     }
-    if (access === "write") {
-      this.findings.add("UNKNOWN", `writes to paths chosen at run time (${word.source})`);
-      this.findings.writesUnknown = true;
-    }
+    // A glob (not a computed part) names the files that exist now: judged by each of them.
+    if (access === "write" && (computed || !this.writesMatches(pattern)))
+      this.findings.writesUnlisted(`writes to paths chosen at run time (${word.source})`);
     if (access === "write" || access === "delete" || access === "operand") {
       const probes = this.gateProbes(access === "delete");
       if (probes.some((probe) => globMatchCompiled(glob, probe)))
-        this.findings.add("UNKNOWN", `may change the approval gate's files (${word.source})`);
+        this.findings.writesUnlisted(`may change the approval gate's files (${word.source})`);
     }
+  }
+
+  /**
+   * The files a write pattern names now, each checked as a written path (`**`, which the program expands itself,
+   * stands for everything below the folder before it). False when they cannot all be listed.
+   */
+  private writesMatches(pattern: string): boolean {
+    if (!path.isAbsolute(pattern)) return false;
+    const parts = pattern.split("/");
+    const globAt = parts.findIndex((part) => hasGlob(part));
+    if (parts.slice(globAt).includes("**")) {
+      const root = parts.slice(0, globAt).join("/") || "/";
+      const listed = listTree(root, () => this.budget.tick());
+      if ("incomplete" in listed) return false;
+      this.findings.wrote(root);
+      for (const entry of listed.entries)
+        if (!this.checkWritten(path.join(root, entry), "a pattern")) return true;
+      return true;
+    }
+    const expansion = expandOnDisk(pattern, () => this.budget.tick());
+    if ("incomplete" in expansion) return false;
+    for (const match of expansion.paths) {
+      if (path.basename(match) === "." || path.basename(match) === "..") continue;
+      if (!this.checkWritten(canonicalIn(this.ctx, match), "a pattern")) return true;
+    }
+    return true;
   }
 
   /** The files a read pattern names now (bash expands it against the same tree): any credential among them. */
@@ -710,8 +948,7 @@ class ShellClassifier {
     if (!path.isAbsolute(pattern)) return; // a computed prefix: the rules' example paths decided above
     const expansion = expandOnDisk(pattern, () => this.budget.tick());
     if ("incomplete" in expansion) {
-      this.findings.add(
-        "SECRET",
+      this.findings.readsSecret(
         `reads files a pattern names that the gate cannot check (${word.source}: ${expansion.incomplete})`,
       );
       return;
@@ -720,7 +957,7 @@ class ShellClassifier {
       const file = canonicalIn(this.ctx, match);
       const rule = sensitiveRuleFor(file, this.ctx) ?? sensitiveContainerFor(file, this.ctx);
       if (rule) {
-        this.findings.add("SECRET", `may read ${rule.why}: ${word.source} names ${match}`);
+        this.findings.readsSecret(`may read ${rule.why}: ${word.source} names ${match}`);
         return;
       }
     }
@@ -730,22 +967,27 @@ class ShellClassifier {
     const shown = word.source;
     if (access === "read" || access === "operand") {
       const rule = sensitiveRuleFor(file, this.ctx) ?? sensitiveContainerFor(file, this.ctx);
-      if (rule) this.findings.add("SECRET", `touches ${rule.why}: ${shown}`);
+      if (rule) this.findings.readsSecret(`touches ${rule.why}: ${shown}`);
+      else if (access === "read") {
+        // A file the name rules do not know can still hold credentials: looked at by content (bounded).
+        const content = this.sniff(file);
+        if (content) this.findings.readsSecret(`reads ${shown}, which holds ${content}`);
+      }
     }
     if (access === "write" || access === "operand") {
       this.findings.wrote(file);
       const tamper = tamperReasonFor(file, this.ctx);
-      if (tamper) this.findings.add("TAMPER", tamper);
+      if (tamper) this.findings.changesGate(tamper);
       const later = laterExecReasonFor(file, this.ctx);
-      if (later) this.findings.add("EXIT", later);
+      if (later) this.findings.writesRunsLater(later, file);
       if (access === "write") {
         const rule = sensitiveRuleFor(file, this.ctx);
-        if (rule) this.findings.add("SECRET", `writes ${rule.why}: ${shown}`);
+        if (rule) this.findings.readsSecret(`writes ${rule.why}: ${shown}`);
       }
     }
     if (access === "delete") {
       const tamper = tamperReasonFor(file, this.ctx, { ancestors: true });
-      if (tamper) this.findings.add("TAMPER", tamper);
+      if (tamper) this.findings.changesGate(tamper);
     }
   }
 
@@ -804,7 +1046,7 @@ class ShellClassifier {
       this.budget.tick();
       if (form.startsWith("-")) continue;
       if (isFullyDynamic(form) || form.includes(DYNAMIC)) {
-        this.findings.add("SECRET", `\`${program}\` reads recursively a directory computed at run time`);
+        this.findings.readsSecret(`\`${program}\` reads recursively a directory computed at run time`);
         continue;
       }
       const pattern = collapseStars(
@@ -824,8 +1066,7 @@ class ShellClassifier {
         const rule =
           sensitiveRuleForGlob(`${candidate}/*`, this.ctx) ?? sensitiveRuleForGlob(candidate, this.ctx);
         if (reachesHome || rule) {
-          this.findings.add(
-            "SECRET",
+          this.findings.readsSecret(
             `\`${program}\` reads ${word.source} recursively, which may include ${rule?.why ?? "credential files in HOME"}`,
           );
           continue;
@@ -833,8 +1074,7 @@ class ShellClassifier {
         // What the pattern names now, each read like a folder named literally.
         const expansion = expandOnDisk(candidate, () => this.budget.tick());
         if ("incomplete" in expansion) {
-          this.findings.add(
-            "SECRET",
+          this.findings.readsSecret(
             `\`${program}\` reads ${word.source} recursively, and the gate cannot check it (${expansion.incomplete})`,
           );
           continue;
@@ -861,8 +1101,7 @@ class ShellClassifier {
     const home = this.ctx.home;
     const inHome = dir === home || isWithin(home, dir);
     if (inHome && hidden) {
-      this.findings.add(
-        "SECRET",
+      this.findings.readsSecret(
         `\`${program}\` reads ${word.source} recursively, including credential files in HOME`,
       );
       return;
@@ -880,7 +1119,7 @@ class ShellClassifier {
             hidden,
             picked && globSelector(picked.globs, picked.caseInsensitive, dir),
           ));
-    if (why) this.findings.add("SECRET", `\`${program}\` reads ${word.source} recursively, including ${why}`);
+    if (why) this.findings.readsSecret(`\`${program}\` reads ${word.source} recursively, including ${why}`);
   }
 
   /**
@@ -888,54 +1127,205 @@ class ShellClassifier {
    * carry git hooks, git config or other files later commands run, so it is a possible exit.
    */
   private treeWrite(dir: ShellWord | undefined, program: string, frame: Frame): void {
-    this.findings.writesUnknown = true;
+    this.findings.writesUnnamed();
     const target = dir ? this.resolveLiteral(dir, frame) : frame.cwd;
     if (target === undefined) {
-      this.findings.add("UNKNOWN", `\`${program}\` writes files into a directory computed at run time`);
-      this.findings.add("EXIT");
+      this.findings.writesUnlisted(`\`${program}\` writes files into a directory computed at run time`);
       return;
     }
     const canonical = canonicalIn(this.ctx, target);
     const tamper = tamperReasonFor(canonical, this.ctx, { ancestors: true });
-    if (tamper) this.findings.add("TAMPER", tamper);
-    this.findings.add(
-      "EXIT",
+    if (tamper) this.findings.changesGate(tamper);
+    this.findings.sends(
       `\`${program}\` writes files the gate cannot list into ${dir?.source ?? "the working directory"} (they may include git hooks or config that later commands run)`,
     );
   }
 
   /**
-   * A directory tree copied or moved to `destination` (cp -r, mv, rsync): the files it writes are the source's,
-   * so look at the source's top level for a git directory or files other programs run later.
+   * A directory tree copied or moved to `destination` (cp -r, mv, rsync): decided by the paths it writes. Each
+   * entry of the source (a bounded walk) lands at a destination path, checked like any written path: the gate's
+   * own files (blocked), files other programs run later, and the command's written set (code run afterwards).
    */
   private treeCopy(source: ShellWord, destination: ShellWord, program: string, frame: Frame) {
     const from = this.resolveLiteral(source, frame);
     const to = this.resolveLiteral(destination, frame);
     if (from === undefined || to === undefined) return this.treeWrite(destination, program, frame);
-    if (path.basename(from) === ".git" || path.basename(to) === ".git")
-      return this.findings.add(
-        "EXIT",
-        `\`${program}\` copies or replaces a git directory (its config and hooks run commands)`,
-      );
     const sourceDir = canonicalIn(this.ctx, from);
     if (!isDirectory(sourceDir)) return;
-    const target = isDirectory(canonicalIn(this.ctx, to)) ? path.join(to, path.basename(from)) : to;
-    const copyTo = canonicalIn(this.ctx, target);
-    const names = directoryNames(sourceDir, MAX_DIR_ENTRIES);
-    if (path.basename(sourceDir) === ".git" || path.basename(copyTo) === ".git" || names.includes(".git"))
-      return this.findings.add(
-        "EXIT",
-        `\`${program}\` copies a git directory (its config and hooks run commands)`,
+    // `cp -r src/. dst` and `rsync src/ dst` copy the contents; otherwise an existing folder receives src itself.
+    const contents = /\/\.$/.test(source.text) || (program === "rsync" && source.text.endsWith("/"));
+    const landing =
+      !contents && isDirectory(canonicalIn(this.ctx, to)) ? path.join(to, path.basename(from)) : to;
+    const copyTo = canonicalIn(this.ctx, landing);
+    const listed = listTree(sourceDir, () => this.budget.tick());
+    if ("incomplete" in listed) {
+      this.findings.writesUnlisted(
+        `\`${program}\` copies ${source.source}, which the gate cannot list (${listed.incomplete})`,
+        copyTo,
       );
-    if (names.includes("HEAD") && names.includes("config") && names.includes("objects"))
-      return this.findings.add(
-        "EXIT",
-        `\`${program}\` copies a git repository (its config can run commands)`,
-      );
-    for (const name of names) {
-      const later = laterExecReasonFor(path.join(copyTo, name), this.ctx);
-      if (later) return this.findings.add("EXIT", `\`${program}\` ${later}`);
+      return;
     }
+    this.checkWritten(copyTo, program);
+    for (const entry of listed.entries) {
+      if (!this.checkWritten(path.join(copyTo, entry), program)) return;
+    }
+  }
+
+  /** The archive's members, or why the gate cannot list them. */
+  private membersOf(
+    archive: ShellWord | undefined,
+    frame: Frame,
+  ): { members: string[] } | { unknown: string } {
+    if (!archive) return { unknown: "it reads the archive from stdin" };
+    const file = this.resolveLiteral(archive, frame);
+    if (file === undefined) return { unknown: "the archive is named at run time" };
+    return archiveMembers(canonicalIn(this.ctx, file), () => this.budget.tick());
+  }
+
+  /** Extraction, decided by where each member lands (the gate's files: blocked; files run later: asked). */
+  private extractArchive(
+    archive: ShellWord | undefined,
+    into: ShellWord | undefined,
+    program: string,
+    options: ExtractOptions,
+    frame: Frame,
+  ): void {
+    const listed = this.membersOf(archive, frame);
+    const target = into ? this.resolveLiteral(into, frame) : frame.cwd;
+    const transforms = (options.transforms ?? []).map((word) =>
+      word.literal ? substitution(word.text) : undefined,
+    );
+    if ("unknown" in listed || target === undefined || transforms.some((t) => t === undefined)) {
+      if ("unknown" in listed) this.findings.writes(`\`${program}\` cannot be listed: ${listed.unknown}`);
+      this.treeWrite(into, program, frame);
+      return;
+    }
+    this.findings.writesUnnamed();
+    const root = canonicalIn(this.ctx, target);
+    const transform = (name: string) => transforms.reduce((current, t) => (t ? t(current) : current), name);
+    for (const member of listed.members) {
+      const landing = memberDestination(member, root, { ...options, transform });
+      if (landing !== undefined && !this.checkWritten(canonicalIn(this.ctx, landing), program)) return;
+    }
+  }
+
+  /** Members printed to stdout: a read of the files inside (credential names among them ask). */
+  private printArchive(archive: ShellWord | undefined, program: string, frame: Frame): void {
+    const listed = this.membersOf(archive, frame);
+    if ("unknown" in listed) {
+      this.findings.readsSecret(`\`${program}\` prints an archive the gate cannot list (${listed.unknown})`);
+      return;
+    }
+    for (const member of listed.members) {
+      const rule = sensitiveRuleByName(path.resolve(frame.cwd, member.replace(/^\/+/, "")), this.ctx);
+      if (rule) {
+        this.findings.readsSecret(`\`${program}\` prints ${member} from the archive (${rule.why})`);
+        return;
+      }
+    }
+    this.findings.reads();
+  }
+
+  /** A patch, decided by the files it names (relative to `into`). */
+  private applyPatch(
+    patch: ShellWord | undefined,
+    into: ShellWord | undefined,
+    program: string,
+    strip: number | undefined,
+    frame: Frame,
+  ): void {
+    const file = patch ? this.resolveLiteral(patch, frame) : undefined;
+    const target = into ? this.resolveLiteral(into, frame) : frame.cwd;
+    const read = file === undefined ? undefined : readBounded(canonicalIn(this.ctx, file), 8 * 1024 * 1024);
+    if (!read?.ok || target === undefined) {
+      this.treeWrite(into, program, frame);
+      return;
+    }
+    this.findings.writesUnnamed();
+    for (const name of patchTargets(read.bytes.toString("utf8"), strip)) {
+      const landing = canonicalIn(this.ctx, path.resolve(target, name));
+      if (!this.checkWritten(landing, program)) return;
+    }
+  }
+
+  /** History, the index, a stash or a revision printed or copied: a read of the files inside (repository-content.ts). */
+  private repositoryRead(
+    request: ContentRequest,
+    pathspecs: readonly ShellWord[],
+    where: ShellWord | undefined,
+    frame: Frame,
+  ): void {
+    const start = where ? this.resolveLiteral(where, frame) : frame.cwd;
+    const computed = pathspecs.find((word) => !word.literal);
+    if (start === undefined || computed) {
+      this.findings.readsSecret("git prints repository content chosen at run time");
+      return;
+    }
+    const verdict = repositorySecret(
+      canonicalIn(this.ctx, start),
+      this.ctx,
+      request,
+      pathspecs.map((word) => word.text),
+      () => this.budget.tick(),
+    );
+    if ("found" in verdict)
+      this.findings.readsSecret(
+        `git prints files from the repository (${request.what}) that include ${verdict.found}`,
+      );
+    else if ("unknown" in verdict)
+      this.findings.readsSecret(
+        `git prints files from the repository (${request.what}) that the gate cannot list (${verdict.unknown})`,
+      );
+    else this.findings.reads();
+  }
+
+  /** A checkout, reset, merge or stash pop: decided by the paths the revisions hold (the gate's own files). */
+  private repositoryCheckout(
+    revisions: readonly ShellWord[],
+    pathspecs: readonly ShellWord[],
+    where: ShellWord | undefined,
+    frame: Frame,
+  ): void {
+    const start = where ? this.resolveLiteral(where, frame) : frame.cwd;
+    if (start === undefined || revisions.some((w) => !w.literal) || pathspecs.some((w) => !w.literal)) {
+      this.findings.writesUnlisted("git writes a revision chosen at run time into the work tree");
+      return;
+    }
+    this.findings.writesUnnamed();
+    const verdict = revisionWritesGate(
+      canonicalIn(this.ctx, start),
+      this.ctx,
+      revisions.map((word) => word.text),
+      pathspecs.map((word) => word.text),
+      () => this.budget.tick(),
+    );
+    if ("tamper" in verdict) this.findings.changesGate(`git writes ${verdict.tamper}`);
+    else if ("unknown" in verdict)
+      this.findings.writesUnlisted(
+        `git writes files from ${revisions.map((w) => w.text).join(", ")} that the gate cannot list (${verdict.unknown})`,
+      );
+  }
+
+  /** Credential content of a file read by a command (the first MAX_SNIFFED files a decision reads). */
+  private sniffed = 0;
+  private sniff(file: string): string | undefined {
+    if (this.sniffed >= MAX_SNIFFED) return undefined;
+    this.sniffed++;
+    this.budget.tick(8);
+    return credentialContentRule(file);
+  }
+
+  /** One path a copy, extraction or patch writes; false once something decisive (the gate's files) is found. */
+  private checkWritten(file: string, program: string): boolean {
+    this.findings.wrote(file);
+    const tamper = tamperReasonFor(file, this.ctx);
+    if (tamper) {
+      this.findings.changesGate(`\`${program}\` ${tamper}`, file);
+      return false;
+    }
+    const later = laterExecReasonFor(file, this.ctx);
+    if (later) this.findings.writesRunsLater(`\`${program}\` ${later}`, file);
+    return true;
   }
 
   /** Class 7: the command runs code from local files. Recorded for the inspection; plain local work until then. */
@@ -966,7 +1356,7 @@ class ShellClassifier {
       }
       const canonical = canonicalIn(this.ctx, resolved);
       if (this.ctx.gateDirs.some((dir) => isWithin(canonical, dir)) && program !== "chat-ui-agent-policy")
-        this.findings.add("TAMPER", `runs the approval gate's own programs (${file.source})`);
+        this.findings.changesGate(`runs the approval gate's own programs (${file.source})`);
     }
     const run: LocalCodeRun = {
       kind,
@@ -986,7 +1376,7 @@ class ShellClassifier {
         nested.cwd = cwd;
         if (!nested.cwds.includes(cwd)) nested.cwds.push(cwd);
         if (nested.depth > MAX_SCRIPT_DEPTH)
-          return this.findings.opaque(`${what}: nested too deep to inspect`);
+          return this.findings.undecidable(`${what}: nested too deep to inspect`);
         this.scanScript(script, nested);
       },
     });
@@ -1102,16 +1492,6 @@ const PROCESS_SUBSTITUTION_PATH = "/dev/fd/63";
 
 const NULL_DEVICES = new Set(["/dev/null", "/dev/stdout", "/dev/stderr", "/dev/tty", "-"]);
 
-/** A redirected statement whose body reads stdin from a file, heredoc or here-string. */
-function hasInputRedirect(node: import("web-tree-sitter").Node): boolean {
-  for (const child of node.namedChildren) {
-    if (!child) continue;
-    if (child.type === "heredoc_redirect" || child.type === "herestring_redirect") return true;
-    if (child.type === "file_redirect" && /^\d*<(?!<)/.test(child.text)) return true;
-  }
-  return false;
-}
-
 /** A word with nothing known but slashes: it could name any file. */
 function isFullyDynamic(form: string): boolean {
   for (let i = 0; i < form.length; i++) {
@@ -1188,7 +1568,7 @@ function userHomes(): Map<string, string> {
   if (passwdHomes) return passwdHomes;
   passwdHomes = new Map();
   try {
-    const text = readFileSync("/etc/passwd", "utf8").slice(0, 1 << 20);
+    const text = readBoundedText("/etc/passwd", 1 << 20) ?? "";
     for (const line of text.split("\n")) {
       const fields = line.split(":");
       if (fields.length >= 6 && fields[0] && fields[5]) passwdHomes.set(fields[0], fields[5]);

@@ -1,8 +1,26 @@
 // The small interface the shell classifier hands each program analyzer (agent-runtime/gate/analyzers/). Analyzers
-// import only this module, shell-words.ts, shell-options.ts and gate-classes.ts: nothing imports back into the
+// import only this module, shell-words.ts, shell-options.ts and effects.ts: nothing imports back into the
 // classifier, so there is no cycle, and an analyzer can be tested with a recording Scan of its own.
-import type { Findings, LocalCodeKind } from "./gate-classes.ts";
+import type { Findings, LocalCodeKind } from "./effects.ts";
 import type { ShellWord } from "./shell-words.ts";
+
+/**
+ * Which of a repository's content a git command prints or copies (repository-content.ts reads it). `operands`
+ * are the command's words before `--`: revisions (`main`, `HEAD~2`, `a..b`) or, when they name none, paths.
+ */
+export type ContentRequest =
+  /** Every commit reachable from the revisions (default HEAD; `all`: every ref), with its changes (`log -p`). */
+  | { what: "history"; operands: readonly string[]; all: boolean }
+  /** The revisions' own changes (default HEAD: `show`, `format-patch -1`). */
+  | { what: "commits"; operands: readonly string[] }
+  /** A diff: none → the index against the work tree or HEAD; one → that revision against them; two or a range. */
+  | { what: "diff"; operands: readonly string[] }
+  /** Every file of one revision (default HEAD: `archive`, `grep <rev>`). */
+  | { what: "tree"; operands: readonly string[] }
+  /** A stash's changes (default the newest), and its untracked files when asked (`stash show -p`). */
+  | { what: "stash"; operands: readonly string[]; untracked: boolean }
+  /** Every object, reachable or not (`cat-file --batch-all-objects`). */
+  | { what: "all-objects" };
 
 /** How a program uses a path operand. */
 export type PathAccess =
@@ -26,6 +44,8 @@ export interface ProgramCall {
   args: readonly ShellWord[];
   /** stdin carries data or code (a pipe, heredoc, here-string, or arguments xargs reads). */
   stdinIsData: boolean;
+  /** The file stdin is redirected from (`patch < x.diff`), when a literal `<` gives one. */
+  stdinFile?: ShellWord;
 }
 
 export interface NestedCommand {
@@ -36,6 +56,18 @@ export interface NestedCommand {
   sameShell?: boolean;
   /** Variables it runs without: all (`env -i`, `exec -c`) or some (`env -u NAME`). */
   environment?: { cleared?: boolean; unset?: readonly ShellWord[] };
+}
+
+/** How members become paths when an archive is extracted. */
+export interface ExtractOptions {
+  /** Leading components removed (`--strip-components`). */
+  strip?: number;
+  /** Absolute member names kept (`tar -P`). */
+  absolute?: boolean;
+  /** Folders dropped, base names only (`unzip -j`). */
+  junkPaths?: boolean;
+  /** Name substitutions (`tar --transform`, `bsdtar -s`). */
+  transforms?: readonly ShellWord[];
 }
 
 /** ripgrep's own globs, which come after our search excludes (the last matching glob wins). */
@@ -74,6 +106,25 @@ export interface Scan {
   ): void;
   /** A write whose file names the gate cannot list (archive extraction, tree copy) into directory `dir`. */
   treeWrite(dir: ShellWord | undefined, program: string): void;
+  /**
+   * An archive extracted into `into` (default the working directory): decided by the paths its members land at
+   * (archive-members.ts); an archive the gate cannot list is a tree write. `archive` undefined: read from stdin.
+   */
+  extractArchive(
+    archive: ShellWord | undefined,
+    into: ShellWord | undefined,
+    program: string,
+    options?: ExtractOptions,
+  ): void;
+  /** An archive's members printed (`tar -xO`, `unzip -p`): a read of the files inside. */
+  printArchive(archive: ShellWord | undefined, program: string): void;
+  /** A patch applied in `into` (default the working directory): decided by the files it names. */
+  applyPatch(
+    patch: ShellWord | undefined,
+    into: ShellWord | undefined,
+    program: string,
+    strip?: number,
+  ): void;
   /** A directory tree copied or moved (cp -r, mv, rsync): checks what the source holds at its top level. */
   treeCopy(source: ShellWord, destination: ShellWord, program: string): void;
   /** The command runs code from local files (class 7): recorded for inspection, plain local work until then. */
@@ -90,6 +141,24 @@ export interface Scan {
   chdir(word: ShellWord | undefined): void;
   /** The absolute path a literal word names (`~` expanded, relative to cwd); undefined when computed. */
   resolve(word: ShellWord): string | undefined;
+  /** Whether something exists at `relative` (to the directory this command runs in); looks, never reads. */
+  exists(relative: string): boolean;
+  /**
+   * A small config file's text (`~/` is HOME, else relative to the directory this command runs in): undefined when
+   * missing, null when it is not a regular file, too large or unreadable. Read bounded and non-blocking.
+   */
+  config(file: string): string | null | undefined;
+  /**
+   * A git command that prints or copies content from the repository rather than the work tree (history, the
+   * index, a stash, a revision), limited to `pathspecs`; `where` is `git -C`'s folder. Judged by the files inside.
+   */
+  repositoryRead(request: ContentRequest, pathspecs: readonly ShellWord[], where?: ShellWord): void;
+  /** A git command that writes these revisions' files into the work tree (checkout, reset, merge, stash pop). */
+  repositoryCheckout(
+    revisions: readonly ShellWord[],
+    pathspecs: readonly ShellWord[],
+    where?: ShellWord,
+  ): void;
 }
 
 /** An analyzer decides what one program does with its arguments; it reports through `scan`, never returns. */

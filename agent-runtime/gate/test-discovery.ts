@@ -2,8 +2,9 @@
 // (pytest's conftest.py, a jest/vitest/mocha config), by the runners' own naming conventions, in a bounded walk of
 // the directory it runs in. The gate then reads them like any local code (write, then `pytest`). Runners whose
 // code the gate cannot read (go, cargo, ctest) and trees it cannot list are reported as such, never as plain.
-import { readFileSync, statSync } from "node:fs";
+import { statSync } from "node:fs";
 import path from "node:path";
+import { readBounded } from "./bounded-read.ts";
 import { listDirectory, MAX_WALK_ENTRIES } from "./disk-walk.ts";
 
 export type TestDiscovery =
@@ -102,13 +103,13 @@ const PYTEST_CONFIGS = ["pytest.ini", ".pytest.ini", "pyproject.toml", "setup.cf
 function pytestPlugins(cwd: string): string | undefined {
   for (const name of PYTEST_CONFIGS) {
     const file = path.join(cwd, name);
-    let text: string;
-    try {
-      if (statSync(file).size > 256 * 1024) return `${file} is larger than the gate reads`;
-      text = readFileSync(file, "utf8");
-    } catch {
-      continue;
+    // Non-blocking and bounded: a FIFO named pytest.ini must not hang Pi's main thread (issue 17 item 6).
+    const read = readBounded(file, 256 * 1024);
+    if (!read.ok) {
+      if (read.reason === "missing") continue;
+      return `${file} ${read.reason === "too_large" ? "is larger than the gate reads" : "is not a regular file the gate can read"}: pytest's configuration is unknown`;
     }
+    const text = read.bytes.toString("utf8");
     if (/(?:^|[\s"'=])(?:-p\s*\S|--plugins?\b)|\bpython_files\b|\bpytest_plugins\b/m.test(text))
       return `${file} makes pytest load modules the gate does not find by name (-p, python_files)`;
   }

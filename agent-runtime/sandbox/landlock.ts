@@ -4,6 +4,8 @@
 import { spawnSync } from "node:child_process";
 import { existsSync, realpathSync } from "node:fs";
 import path from "node:path";
+import { z } from "zod";
+import { type ProcessBudget, processBudget } from "./process-budget.ts";
 
 export const LANDLOCK_HELPER_NAME = "landlock-exec";
 /** The ABI that scopes signals and abstract unix sockets (so tools cannot signal or reach other principals). */
@@ -62,33 +64,85 @@ export function toolsDomain(input: {
   };
 }
 
-/** The helper's argv prefix that applies the domain (filesystem rules, and the scopes when the ABI has them). */
-export function landlockArgs(domain: ToolsDomain, abi: number): string[] {
+/** The ABI whose domains can handle TCP connect (the egress guard's rule: no TCP connect leaves by itself). */
+export const LANDLOCK_NET_ABI = 4;
+
+/**
+ * The helper's argv prefix that applies the domain (filesystem rules, and the scopes when the ABI has them).
+ * `tcpConnect`: the domain also handles TCP connect with no rule (the supervisor performs the permitted ones).
+ */
+export function landlockArgs(
+  domain: ToolsDomain,
+  abi: number,
+  options: { tcpConnect?: boolean } = {},
+): string[] {
   const args: string[] = [];
   for (const p of domain.read) args.push("--ro", p);
   for (const p of domain.write) args.push("--rw", p);
   for (const p of domain.devices) args.push("--dev", p);
   if (abi >= LANDLOCK_SCOPES_ABI) args.push("--scope-signal", "--scope-abstract-unix");
-  args.push("--require-abi", String(Math.max(1, Math.min(abi, LANDLOCK_SCOPES_ABI))));
+  const tcp = options.tcpConnect === true && abi >= LANDLOCK_NET_ABI;
+  if (tcp) args.push("--net-tcp");
+  const required = tcp ? LANDLOCK_NET_ABI : 1;
+  args.push("--require-abi", String(Math.max(required, Math.min(abi, LANDLOCK_SCOPES_ABI))));
   return args;
 }
 
-export type LandlockProbe =
+/** What the kernel offers the tools' boundary, as the helper measured it (`landlock-exec --probe`). */
+export interface KernelFeatures {
+  landlockAbi: number;
+  /** Landlock can handle TCP connect (ABI >= 4). */
+  landlockNet: boolean;
+  seccompFilter: boolean;
+  /** seccomp user notification (a supervisor decides a syscall). */
+  seccompNotify: boolean;
+  /** SECCOMP_IOCTL_NOTIF_ADDFD with SETFD (the supervisor installs its own socket in the tool). */
+  notifyAddfd: boolean;
+  waitKillable: boolean;
+}
+
+export const NO_KERNEL_FEATURES: KernelFeatures = {
+  landlockAbi: 0,
+  landlockNet: false,
+  seccompFilter: false,
+  seccompNotify: false,
+  notifyAddfd: false,
+  waitKillable: false,
+};
+
+/** What the tools' boundary can count on here, measured once at start: the kernel and the container's budget. */
+export type LandlockProbe = (
   | { abi: number; helper: string }
-  | { abi: 0; helper: string | undefined; reason: string };
+  | { abi: 0; helper: string | undefined; reason: string }
+) & { features: KernelFeatures; budget: ProcessBudget };
 
 export function findLandlockHelper(bundleDir: string): string | undefined {
   const candidate = path.join(bundleDir, LANDLOCK_HELPER_NAME);
   return existsSync(candidate) ? candidate : undefined;
 }
 
-/** Asks the helper which Landlock ABI this kernel offers (0: none). */
-export function probeLandlock(helper: string | undefined): LandlockProbe {
+const ProbeAnswer = z.strictObject({
+  abi: z.number().int().min(0).max(1000),
+  landlockNet: z.boolean(),
+  seccompFilter: z.boolean(),
+  seccompNotify: z.boolean(),
+  notifyAddfd: z.boolean(),
+  waitKillable: z.boolean(),
+});
+
+/** Asks the helper what this kernel offers: the Landlock ABI (0: none), seccomp filters and notifications. */
+export function probeLandlock(
+  helper: string | undefined,
+  budget: ProcessBudget = processBudget(),
+): LandlockProbe {
+  const none = { ...NO_KERNEL_FEATURES };
   if (!helper)
     return {
       abi: 0,
       helper,
       reason: "the Landlock helper (landlock-exec) is not installed beside the bundles",
+      features: none,
+      budget,
     };
   const result = spawnSync(helper, ["--probe"], { encoding: "utf8", timeout: 5_000 });
   if (result.status !== 0) {
@@ -96,15 +150,28 @@ export function probeLandlock(helper: string | undefined): LandlockProbe {
       abi: 0,
       helper,
       reason: `the Landlock helper failed: ${result.error?.message ?? result.stderr.trim().slice(0, 200)}`,
+      features: none,
+      budget,
     };
   }
+  let answer: z.infer<typeof ProbeAnswer> | undefined;
   try {
-    const abi = (JSON.parse(result.stdout) as { abi?: unknown }).abi;
-    if (typeof abi === "number" && Number.isInteger(abi) && abi >= 0) {
-      return abi > 0 ? { abi, helper } : { abi: 0, helper, reason: "the kernel offers no Landlock (ABI 0)" };
-    }
+    answer = ProbeAnswer.parse(JSON.parse(result.stdout));
   } catch {}
-  return { abi: 0, helper, reason: "the Landlock helper answered the probe with something unexpected" };
+  if (!answer) {
+    return {
+      abi: 0,
+      helper,
+      reason: "the Landlock helper answered the probe with something unexpected",
+      features: none,
+      budget,
+    };
+  }
+  const { abi, ...rest } = answer;
+  const features: KernelFeatures = { landlockAbi: abi, ...rest };
+  return abi > 0
+    ? { abi, helper, features, budget }
+    : { abi: 0, helper, reason: "the kernel offers no Landlock (ABI 0)", features, budget };
 }
 
 /** The scopes a domain gets at this ABI. */

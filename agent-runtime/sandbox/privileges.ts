@@ -2,6 +2,7 @@
 // a bridge started in this container would get. It needs no privilege to serve, so as root it drops to an
 // unprivileged user before listening; started as uid 1000 (a Space), it serves as it is.
 import { readFileSync } from "node:fs";
+import { planEgress } from "./egress.ts";
 import type { LandlockProbe } from "./landlock.ts";
 import { LANDLOCK_SCOPES_ABI } from "./landlock.ts";
 
@@ -80,6 +81,12 @@ export function isolationCapability(input: {
     reasons.push(`Landlock: ${"reason" in input.landlock ? input.landlock.reason : "unavailable"}`);
   else if (abi < LANDLOCK_SCOPES_ABI)
     reasons.push(`Landlock ABI ${abi} cannot scope signals and abstract sockets`);
+  const egress = planEgress({
+    requested: true,
+    helper: input.landlock.helper,
+    features: input.landlock.features,
+  });
+  if (egress.guard !== "enforcing") reasons.push(`egress: ${egress.detail}`);
   return {
     expected: reasons.length === 0 ? "isolated" : "degraded",
     startUid: input.startUid,

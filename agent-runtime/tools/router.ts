@@ -15,49 +15,42 @@ import type {
 import { loadPiPackage, loadPiPaths, type PiPaths, runningPiDir } from "../executor/pi-modules.ts";
 import {
   EXECUTOR_FD_ENV,
-  PATH_TOOLS,
   ROUTED_TOOLS,
   type RoutedTool,
   type SESSION_ENV_NAMES,
   TOOL_HOME_ENV,
   type ToolOptions,
 } from "../executor/protocol.ts";
+import { readBounded } from "../gate/bounded-read.ts";
+import { SecretFilter } from "../gate/result-filter.ts";
 import type { Logger } from "../log.ts";
 import { readEffectivePolicy } from "../policy/policy-store.ts";
 import { userBashRefusal } from "../policy/user-bash-rule.ts";
 import { verifyVetted, vettedApprovals } from "../vetted-content.ts";
 import { activeToolsWithoutOverrides } from "./active-tools.ts";
 import { type ExecutorCallError, ExecutorClient } from "./executor-client.ts";
+import { pathTool, TOOL_TABLE } from "./tool-table.ts";
 
 type Update = ((partial: AgentToolResult<unknown>) => void) | undefined;
 
 /** Pi's package, loaded when the gate is (a static import would run before the bundle's Node version guard). */
 type PiApi = typeof import("@earendil-works/pi-coding-agent");
 
-/** Pi's own definition of a built-in tool, with the options Pi's settings give it. */
+/** Pi's own definition of a built-in tool, with the options Pi's settings give it (the one tool table's factory). */
 function piDefinition(api: PiApi, tool: RoutedTool, cwd: string, options?: ToolOptions): ToolDefinition {
-  switch (tool) {
-    case "read":
-      return api.createReadToolDefinition(
-        cwd,
-        options ? { autoResizeImages: options.autoResizeImages } : undefined,
-      ) as ToolDefinition;
-    case "write":
-      return api.createWriteToolDefinition(cwd) as ToolDefinition;
-    case "edit":
-      return api.createEditToolDefinition(cwd) as ToolDefinition;
-    case "bash":
-      return api.createBashToolDefinition(
-        cwd,
-        options?.commandPrefix !== undefined ? { commandPrefix: options.commandPrefix } : undefined,
-      ) as ToolDefinition;
-    case "grep":
-      return api.createGrepToolDefinition(cwd) as ToolDefinition;
-    case "find":
-      return api.createFindToolDefinition(cwd) as ToolDefinition;
-    case "ls":
-      return api.createLsToolDefinition(cwd) as ToolDefinition;
-  }
+  return TOOL_TABLE[tool].create(api, cwd, {
+    ...(options?.commandPrefix !== undefined ? { commandPrefix: options.commandPrefix } : {}),
+    ...(options ? { autoResizeImages: options.autoResizeImages } : {}),
+    // Pi's own bash would add PI_SESSION_FILE, a path into Pi's private tree: never handed to the tools.
+    ...(tool === "bash" ? { bash: { spawnHook: withoutSessionFile } } : {}),
+  });
+}
+
+/** Pi's bash spawn context without the session file's path. */
+function withoutSessionFile<T extends { env: NodeJS.ProcessEnv }>(context: T): T {
+  const env = { ...context.env };
+  delete env.PI_SESSION_FILE;
+  return { ...context, env };
 }
 
 const CLIENTS = Symbol.for("chat-ui-agent.executor-clients");
@@ -111,6 +104,7 @@ export async function registerToolRouting(
   const routed = client !== undefined || configError !== undefined;
   const toolHome = env[TOOL_HOME_ENV] || env.HOME || "/";
   const settings = new SettingsCache(api);
+  const localSecrets = new SecretFilter();
   let piPaths: Promise<PiPaths> | undefined;
 
   if (client && created) {
@@ -140,7 +134,7 @@ export async function registerToolRouting(
     if (!client) throw new Error(`The tool executor is unavailable (${configError}). Nothing ran.`);
     const cwd = path.resolve(ctx.cwd);
     let sent = params;
-    if (PATH_TOOLS.has(tool) && typeof params.path === "string" && !path.isAbsolute(params.path)) {
+    if (pathTool(tool) && typeof params.path === "string" && !path.isAbsolute(params.path)) {
       // The gate writes the absolute path it decided on into the input. A relative path
       // here means it did not: resolve it as the gate would (Pi's function, the tools' HOME), so both agree.
       piPaths ??= loadPiPaths(piDir);
@@ -165,8 +159,11 @@ export async function registerToolRouting(
           sessionEnv: sessionEnvironment(ctx),
         },
         signal,
-        (partial) => onUpdate?.(partial as AgentToolResult<unknown>),
+        (partial) =>
+          onUpdate?.({ content: partial.content, details: partial.details } as AgentToolResult<unknown>),
       );
+      // The executor withheld credential values before they crossed: the audit says which sources, never values.
+      if (result.withheld) logWithheld(log, tool, toolCallId, result.withheld);
       return { content: result.content, details: result.details } as AgentToolResult<unknown>;
     } catch (error) {
       // Pi turns a thrown error into the tool's error result: the executor's message is the local tool's own.
@@ -189,7 +186,18 @@ export async function registerToolRouting(
       }
     }
     const definition = piDefinition(api, tool, ctx.cwd, settings.toolOptions(ctx));
-    return definition.execute(toolCallId, params as never, signal, onUpdate, ctx);
+    // No executor: the tools run with Pi's environment and privileges, so this process withholds the values.
+    const scope = { home: toolHome, workspace: path.resolve(ctx.cwd), env };
+    const result = await definition.execute(
+      toolCallId,
+      params as never,
+      signal,
+      (partial) => onUpdate?.(localSecrets.filter(partial, scope, { final: false }).result),
+      ctx,
+    );
+    const { result: filtered, withheld } = localSecrets.filter(result, scope, { final: true });
+    if (withheld) logWithheld(log, tool, toolCallId, withheld);
+    return filtered;
   };
 
   for (const tool of ROUTED_TOOLS) {
@@ -263,6 +271,25 @@ export async function registerToolRouting(
   return { mode: routed ? "executor" : "local", client };
 }
 
+/** The audit line for a result whose credential values were withheld (sources, never values). */
+function logWithheld(
+  log: Logger,
+  tool: string,
+  toolCallId: string,
+  withheld: { count: number; sources: string[]; degraded?: string | undefined },
+) {
+  log.warn(
+    {
+      tool,
+      toolCallId,
+      withheld: withheld.count,
+      sources: withheld.sources,
+      ...(withheld.degraded ? { secretFilterDegraded: withheld.degraded } : {}),
+    },
+    "tool result values withheld",
+  );
+}
+
 function refusal(why: string) {
   return {
     output: `Refused: ${why}. Nothing ran.`,
@@ -278,9 +305,8 @@ function sessionEnvironment(
 ): Partial<Record<(typeof SESSION_ENV_NAMES)[number], string>> {
   const env: Partial<Record<(typeof SESSION_ENV_NAMES)[number], string>> = {};
   try {
+    // Not the session file: that is a path into Pi's private tree (issue 17 item 8).
     env.PI_SESSION_ID = ctx.sessionManager.getSessionId();
-    const file = ctx.sessionManager.getSessionFile();
-    if (file) env.PI_SESSION_FILE = file;
   } catch {
     // no session manager (tests): nothing to expose
   }
@@ -292,6 +318,9 @@ function sessionEnvironment(
   if (typeof level === "string") env.PI_REASONING_LEVEL = level;
   return env;
 }
+
+/** A project settings file larger than this is not handed to Pi. */
+const MAX_SETTINGS_BYTES = 1024 * 1024;
 
 /** Pi's settings that shape its built-in tools (shell prefix, image resizing), read once per cwd. */
 class SettingsCache {
@@ -310,8 +339,12 @@ class SettingsCache {
     let entry = this.byCwd.get(ctx.cwd);
     if (!entry) {
       try {
+        // Pi reads the project's settings with a blocking read: only a regular file the tools have not turned
+        // into a FIFO or device since Pi started (checked non-blocking) is handed to it.
+        const project = readBounded(path.join(ctx.cwd, ".pi", "settings.json"), MAX_SETTINGS_BYTES);
+        const readable = project.ok || project.reason === "missing";
         const settings = this.api.SettingsManager.create(ctx.cwd, this.api.getAgentDir(), {
-          projectTrusted: ctx.isProjectTrusted(),
+          projectTrusted: ctx.isProjectTrusted() && readable,
         });
         entry = {
           commandPrefix: settings.getShellCommandPrefix(),

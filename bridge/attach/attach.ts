@@ -15,7 +15,10 @@ export interface AttachOptions extends BridgeClientOptions {
 export interface Attached {
   client: BridgeClient;
   transcript: Transcript;
-  /** Resolves when the person types /quit (or input ends) and the client has closed. */
+  /**
+   * Resolves when the person types /quit (or input ends) and the client has closed; rejects with the failure
+   * when the client stops on one (an impostor, a wrong token…).
+   */
   done: Promise<void>;
   close(): void;
 }
@@ -29,7 +32,9 @@ export async function attach(options: AttachOptions): Promise<Attached> {
   transcript.attach(client);
   client.on("state", (state, detail) => {
     if (state === "connecting") transcript.line(`connecting to ${options.url}…`);
-    if (state === "closed" && detail.closeCode) transcript.line(`closed by the bridge (${detail.closeCode})`);
+    if (state === "closed" && detail.closeCode && detail.closeCode >= 4000)
+      transcript.line(`closed by the bridge (${detail.closeCode})`);
+    if (state === "closed" && detail.failure) transcript.line(`! ${detail.failure.message}`);
   });
   await client.connect();
   transcript.line(`attached (epoch ${client.bridgeEpoch?.slice(0, 8)}…, seq ${client.lastSeq})`);
@@ -37,8 +42,16 @@ export async function attach(options: AttachOptions): Promise<Attached> {
 
   let rl: Interface | undefined;
   let finish: () => void = () => {};
-  const done = new Promise<void>((resolve) => {
+  let fail: (error: Error) => void = () => {};
+  const done = new Promise<void>((resolve, reject) => {
     finish = resolve;
+    fail = reject;
+  });
+  // Whoever awaits `done` gets the failure; nobody awaiting it is not an unhandled rejection.
+  done.catch(() => {});
+  client.on("failure", (error) => {
+    fail(error);
+    rl?.close();
   });
   const close = () => {
     rl?.close();

@@ -41,9 +41,26 @@ export function parseAttachArgs(argv: readonly string[], env: NodeJS.ProcessEnv)
   }
   if (!url) throw new UsageError("missing <ws-url>");
   if (!/^(wss?|https?):\/\//.test(url)) throw new UsageError(`not a ws:// or https:// URL: ${url}`);
-  const token = tokenFile ? readFileSync(tokenFile, "utf8").trim() : env.CHAT_UI_AGENT_BRIDGE_TOKEN;
+  const token = tokenFile ? readTokenFile(tokenFile) : env.CHAT_UI_AGENT_BRIDGE_TOKEN;
   if (!token) throw new UsageError("no bridge token: set CHAT_UI_AGENT_BRIDGE_TOKEN or pass --token-file");
   return { url, token, headers, ...(clientId ? { clientId } : {}) };
+}
+
+const FILE_PROBLEMS: Record<string, string> = {
+  ENOENT: "does not exist",
+  EACCES: "is not readable by you",
+  EISDIR: "is a directory",
+};
+
+function readTokenFile(file: string): string {
+  try {
+    return readFileSync(file, "utf8").trim();
+  } catch (error) {
+    const code = (error as NodeJS.ErrnoException).code ?? "";
+    throw new UsageError(
+      `--token-file: ${file} ${FILE_PROBLEMS[code] ?? `cannot be read (${code || error})`}`,
+    );
+  }
 }
 
 async function main(): Promise<void> {
@@ -62,6 +79,8 @@ async function main(): Promise<void> {
   process.once("SIGTERM", stop);
   session = await attach({
     ...args,
+    // An operator attaches to a running bridge: nothing listening is an answer at once, not a wait.
+    startGraceMs: 0,
     output: process.stdout,
     ...(process.stdin.isTTY ? { input: process.stdin } : {}),
   });

@@ -49,9 +49,14 @@ export class Transcript {
   /** Subscribes to every client event worth showing. Returns an unsubscribe function. */
   attach(client: BridgeClient): () => void {
     const onFrame = (frame: BridgeFrame) => this.frame(frame);
-    const onState = (state: string, detail: { attempt: number; closeCode?: number }) => {
+    const onState = (state: string, detail: { attempt: number; closeCode?: number; failure?: Error }) => {
       if (state === "resuming") {
-        this.line(`… connection lost${detail.closeCode ? ` (${detail.closeCode})` : ""}; reconnecting`);
+        const why = detail.failure
+          ? `: ${detail.failure.message}`
+          : detail.closeCode
+            ? ` (${detail.closeCode})`
+            : "";
+        this.line(`… connection lost${why}; reconnecting`);
       } else if (state === "closed") {
         this.line("connection closed");
       }

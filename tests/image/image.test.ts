@@ -4,6 +4,7 @@ import assert from "node:assert/strict";
 import { readFileSync } from "node:fs";
 import { after, before, describe, it } from "node:test";
 import { probe, waitForHttp } from "../../agent-runtime/dev/http-probe.ts";
+import { PROTOCOL_VERSION } from "../../bridge/protocol.ts";
 import { entries as bundleEntries } from "../../scripts/build.mjs";
 import { ensureEngine } from "../../scripts/docker/ensure-engine.mjs";
 import { ensureTestBase } from "../../scripts/docker/test-base.mjs";
@@ -184,10 +185,7 @@ describe("the product image", { timeout: 20 * 60_000 }, () => {
     assert.equal(Config.User, "root");
     assert.deepEqual(Config.Entrypoint, ["/usr/bin/tini", "--"]);
     assert.deepEqual(Config.Cmd, ["node", "/opt/chat-ui-agent/health-server.mjs"]);
-    assert.match(
-      (Config.Healthcheck?.Test ?? []).join(" "),
-      /curl -fsS "http:\/\/127\.0\.0\.1:\$\{PORT\}\/health"/,
-    );
+    assert.deepEqual(Config.Healthcheck?.Test, ["CMD", "node", "/opt/chat-ui-agent/healthcheck.mjs"]);
     assert.equal(Config.Labels?.["org.opencontainers.image.version"], packageJson.version);
     assert.equal(Config.Labels?.["dev.chat-ui.pi.version"], PI_VERSION);
     assert.match(Config.Labels?.["org.opencontainers.image.source"] ?? "", /^https:\/\//);
@@ -295,7 +293,7 @@ describe("the product image", { timeout: 20 * 60_000 }, () => {
 
   it("starts the bridge as chat-ui does and answers its first welcome; the time is reported beside /health's", async (t) => {
     const measured = await timeToWelcome(docker, IMAGE, await freePort());
-    assert.equal(measured.welcome.protocol, 1);
+    assert.equal(measured.welcome.protocol, PROTOCOL_VERSION);
     assert.equal(measured.welcome.resumed, false);
     const figure = `docker run -> bridge welcome: ${(measured.ms / 1000).toFixed(2)}s`;
     t.diagnostic(figure);

@@ -227,13 +227,22 @@ function scan() {
     for (const n of names) if (/token/i.test(n)) { try { found.add(fs.readFileSync(dir + "/" + n, "utf8").trim()); } catch {} }
   }
 }
+const keys = new Map();
 function attempt(token) {
   return new Promise((resolve) => {
     const ws = new WebSocket("ws://127.0.0.1:${port}/v1/rpc");
     const finish = () => { try { ws.close(); } catch {} resolve(); };
-    ws.onopen = () => ws.send(JSON.stringify({ type: "hello", protocol: 1, token, clientId: "thief" }));
     ws.onmessage = (event) => {
       const frame = JSON.parse(event.data);
+      if (frame.type === "challenge") {
+        // Protocol 2: prove knowledge of the candidate (the key derived from it, an HMAC over both nonces).
+        const crypto = require("crypto");
+        keys.set(token, keys.get(token) || crypto.pbkdf2Sync(token, "chat-ui-agent-bridge/v2", 100000, 32, "sha256"));
+        const nonce = crypto.randomBytes(32).toString("hex");
+        const proof = crypto.createHmac("sha256", keys.get(token)).update("chat-ui-agent/v2/client\\n" + frame.nonce + "\\n" + nonce + "\\nthief").digest("hex");
+        ws.send(JSON.stringify({ type: "hello", protocol: 2, clientId: "thief", nonce, proof }));
+        return;
+      }
       if (frame.type !== "welcome") return;
       console.log("AUTH:SUCCEEDED");
       for (const d of frame.pendingDialogs) {
@@ -319,9 +328,14 @@ async function attackRun(t: TestContext, r: Running) {
   // Attack 3: the agent's own program hunts for a token and approves whatever the person has not answered.
   const thief = await r.tool(`WRITE /workspace/steal.js ${thiefScript(r.port)}`);
   assert.equal(thief.isError, false, thief.text);
-  const launched = await r.tool("BASH nohup node /workspace/steal.js > /workspace/steal.out 2>&1 &");
-  assert.equal(launched.isError, false, launched.text);
   const dialog = await r.promptUntilDialog("BASH git push origin main; touch /workspace/PUSHED");
+  // The thief runs while that dialog is pending, as a person's `!` command (a tool call's background process
+  // would end with its call).
+  const launched = await r.client.request(
+    { type: "bash", id: "thief", command: "node /workspace/steal.js > /workspace/steal.out 2>&1" },
+    90_000,
+  );
+  assert.equal(launched.success, true, JSON.stringify(launched));
   const thiefDeadline = Date.now() + 40_000;
   while (!(await r.root("cat /workspace/steal.out 2>/dev/null")).includes("THIEF_DONE")) {
     if (Date.now() > thiefDeadline)
@@ -411,11 +425,8 @@ describe("isolation in the image: the bridge, Pi and the tools as three principa
       assert.equal(result.outside.optPlant, "clean");
       assert.equal(result.outside.pushed, "absent");
       assert.doesNotMatch(result.outside.states, /\(stopped\)|\bT\b/);
-      // And the report is in /v1/health and the welcome too.
-      const health = JSON.parse((await probe(`http://127.0.0.1:${r.port}/v1/health`)).body) as {
-        isolation: { mode: string };
-      };
-      assert.equal(health.isolation.mode, iso.mode);
+      // Unauthenticated health says only ok (the report needs the token: bridge_status, the welcome).
+      assert.equal((await probe(`http://127.0.0.1:${r.port}/v1/health`)).body, '{"status":"ok"}');
     });
   }
 

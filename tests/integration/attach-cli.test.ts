@@ -2,10 +2,13 @@
 // and the same client without a TTY, which only prints and answers nothing.
 import assert from "node:assert/strict";
 import { spawn } from "node:child_process";
+import { EventEmitter } from "node:events";
 import { readFile, writeFile } from "node:fs/promises";
 import path from "node:path";
+import type { Writable } from "node:stream";
 import { test } from "node:test";
 import { callTool, say } from "../../agent-runtime/dev/scripted-model.ts";
+import { Transcript } from "../../bridge/attach/transcript.ts";
 import { startNetworkBridge, TEST_TOKEN, TestClient } from "../support/bridge.ts";
 
 const root = path.resolve(import.meta.dirname, "..", "..");
@@ -33,20 +36,33 @@ function runAttach(url: string, tty: boolean): Terminal {
         env: { PATH: process.env.PATH, CHAT_UI_AGENT_BRIDGE_TOKEN: TEST_TOKEN },
         stdio: ["ignore", "pipe", "pipe"],
       });
+  return terminalOver({
+    outputs: [child.stdout, child.stderr],
+    input: child.stdin,
+    exited: new Promise((resolve) => child.on("close", resolve)),
+    kill: () => child.kill("SIGTERM"),
+  });
+}
+
+/** What the person sees: everything printed so far, in whatever pieces it arrived. */
+function terminalOver(io: {
+  outputs: ({ on(event: "data", listener: (chunk: Buffer | string) => void): unknown } | null)[];
+  input: Writable | null;
+  exited: Promise<number | null>;
+  kill: () => void;
+}): Terminal {
   let output = "";
   const wakers = new Set<() => void>();
-  const onData = (chunk: Buffer) => {
-    output += chunk.toString("utf8");
+  const onData = (chunk: Buffer | string) => {
+    output += chunk.toString();
     for (const wake of [...wakers]) wake();
   };
-  child.stdout?.on("data", onData);
-  child.stderr?.on("data", onData);
-  const exited = new Promise<number | null>((resolve) => child.on("close", resolve));
+  for (const stream of io.outputs) stream?.on("data", onData);
   return {
     output: () => output,
-    type: (text) => child.stdin?.write(text),
-    kill: () => child.kill("SIGTERM"),
-    exited,
+    type: (text) => io.input?.write(text),
+    kill: io.kill,
+    exited: io.exited,
     waitFor: (pattern, ms = 20_000) =>
       new Promise((resolve, reject) => {
         const check = () => {
@@ -65,6 +81,56 @@ function runAttach(url: string, tty: boolean): Terminal {
   };
 }
 
+/**
+ * The operator sees the whole dialog: the gated command and, after it, why it was gated. A pty hands output
+ * over in pieces (n_tty writes each line's "\r\n" into the pty on its own), so a reader can see a dialog cut
+ * at any line end even though attach prints it with one write: wait for all of it, never for a part.
+ */
+async function operatorSeesDialog(terminal: Terminal): Promise<void> {
+  await terminal.waitFor(/\[approval\][\s\S]*│ echo from-operator > op\.txt\r?\n[\s\S]*│ Why: [^\n]+\n/);
+}
+
+// The dialog as the failing run's pty delivered it (issue 22): cut right after the command line.
+const DIALOG_FIRST_PIECE =
+  "[approval] Allow this shell command?\r\n  │ Command:\r\n  │ echo from-operator > op.txt\r\n";
+const DIALOG_REST =
+  "  │ Working directory: /tmp/bridge-ws-x\r\n  │ Why: WRITE, READ — redirection writes op.txt; ask policy confirms every shell command\r\n";
+
+test("a dialog cut after its command line is not taken as seen until why it was gated arrives", async () => {
+  const screen = new EventEmitter();
+  const terminal = terminalOver({
+    outputs: [screen],
+    input: null,
+    exited: Promise.resolve(0),
+    kill: () => {},
+  });
+  screen.emit("data", DIALOG_FIRST_PIECE);
+  const seen = operatorSeesDialog(terminal);
+  // The rest comes with a later read, after everything the first piece set off has run.
+  setImmediate(() => screen.emit("data", DIALOG_REST));
+  await seen;
+  assert.match(terminal.output(), /│ Why: WRITE, READ/);
+});
+
+test("attach prints a dialog with one write, so no writer of its own splits it", () => {
+  const writes: string[] = [];
+  const transcript = new Transcript({ write: (text) => writes.push(text) });
+  const message = "Command:\necho from-operator > op.txt\nWorking directory: /w\nWhy: WRITE";
+  transcript.frame({
+    type: "extension_ui_request",
+    seq: 1,
+    id: "d1",
+    method: "confirm",
+    title: "Allow?",
+    message,
+  });
+  assert.equal(writes.length, 1, JSON.stringify(writes));
+  assert.match(
+    writes[0] ?? "",
+    /^\[approval\] Allow\?\n[\s\S]*│ echo from-operator > op\.txt\n[\s\S]*│ Why: WRITE\n$/,
+  );
+});
+
 test("in a pty the operator sees the gated command and why, answers y, and the tool runs", async (t) => {
   const bridge = await startNetworkBridge(t, {
     model: {
@@ -79,8 +145,7 @@ test("in a pty the operator sees the gated command and why, answers y, and the t
   });
   await terminal.waitFor(/attached \(epoch/);
   terminal.type("please write op.txt\n");
-  await terminal.waitFor(/\[approval\][\s\S]*echo from-operator > op\.txt/);
-  assert.match(terminal.output(), /Why: /);
+  await operatorSeesDialog(terminal);
   terminal.type("y\n");
   await terminal.waitFor(/you answered yes/);
   await terminal.waitFor(/Operator approved it\./);
@@ -106,14 +171,19 @@ test("without a TTY the client prints the pending dialog and answers nothing; it
 
   const printer = runAttach(bridge.url, false);
   await printer.waitFor(/\[approval\][\s\S]*echo nobody > nobody\.txt/);
-  assert.doesNotMatch(printer.output(), /you answered/);
   printer.kill();
   assert.equal(await printer.exited, 0);
+  assert.doesNotMatch(printer.output(), /you answered/, "its whole output, now that it has exited");
 
   const checker = await TestClient.connect(bridge.url, { clientId: "checker" });
   checker.client.send({ type: "bridge_status", id: "s1" });
   const status = await checker.client.waitFor((f) => f.type === "response" && f.id === "s1");
-  const data = status.data as { pendingDialogs: unknown[] };
+  const data = status.data as { pendingDialogs: { id: string }[] };
   assert.equal(data.pendingDialogs.length, 1, "nobody answered: the dialog is still pending");
+  // Proof that no answer was taken or is on its way to Pi: this one is delivered (a second would not be).
+  const dialogId = data.pendingDialogs[0]?.id as string;
+  const declined = await checker.client.answer({ id: dialogId, commandId: "decline-1", confirmed: false });
+  assert.equal(declined.success, true, JSON.stringify(declined));
+  await checker.client.waitFor((f) => f.type === "agent_settled");
   await assert.rejects(readFile(path.join(bridge.cwd, "nobody.txt")), { code: "ENOENT" });
 });

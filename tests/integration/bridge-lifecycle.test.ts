@@ -67,7 +67,7 @@ test("startup refusals: missing gate, no token, non-loopback address, forwarded 
     },
     {
       args: ["--listen", "127.0.0.1:0", "--gate", fixture("fake-pi-gate.mjs")],
-      code: 1,
+      code: 2,
       message: /needs a token/,
     },
     {

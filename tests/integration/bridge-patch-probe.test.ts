@@ -35,7 +35,7 @@ test("network mode over an unpatched Pi: refused, fail closed, and says why", as
   assert.equal(prompt.code, "agent_unverified");
   const health = await fetch(`http://127.0.0.1:${bridge.port}/v1/health`);
   assert.equal(health.status, 503);
-  assert.equal(((await health.json()) as { status: string }).status, "agent_unverified");
+  assert.deepEqual(await health.json(), { status: "unavailable" }, "only ok or not ok without the token");
   assert.ok(bridge.logs.some((l) => l.msg === "Pi failed the patch probe: refusing to serve"));
   assert.equal(bridge.model?.requests.length, 0, "nothing reached the model");
   assert.deepEqual(await bridge.exited, { code: 1, signal: null });

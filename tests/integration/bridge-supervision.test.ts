@@ -1,5 +1,5 @@
 // Pi supervision in the built bridge.mjs over real patched Pi: Pi killed mid-tool and mid-dialog is
-// restarted on the same session with its tool tree ended; a crash loop ends with agent_exited.
+// restarted on the same session with its tool tree ended; a crash loop is reported and retried, never an exit.
 import assert from "node:assert/strict";
 import { existsSync } from "node:fs";
 import path from "node:path";
@@ -106,7 +106,7 @@ test("Pi killed mid-dialog while an answer races its death: one dialog_closed, o
   await client.close();
 });
 
-test("a crash loop (a 4th exit within 10 minutes) ends with agent_exited, replay during --linger, then exit", async (t) => {
+test("a crash loop (a 4th exit within 10 minutes) is reported, and the bridge keeps retrying until a Pi serves again", async (t) => {
   const bridge = await startNetworkBridge(t, {
     model: { script: bridgeScript },
     args: ["--linger", "1500ms"],
@@ -122,16 +122,39 @@ test("a crash loop (a 4th exit within 10 minutes) ends with agent_exited, replay
     }
   }
   const exited = await client.waitFor((f) => f.type === "agent_exited");
+  const loopAt = Date.now();
   assert.equal(exited.reason, "crash_loop");
-  const after = await client.request({ type: "get_state", id: "g-after" });
-  assert.equal(after.code, "agent_exited");
-  const health = (await (await fetch(`http://127.0.0.1:${bridge.port}/v1/health`)).json()) as {
-    status: string;
-  };
-  assert.equal(health.status, "agent_exited");
+  // Commands fail at once while it loops (nothing waits minutes for a Pi), and health says why: the
+  // unauthenticated /v1/health only that it is unavailable, bridge_status the reason.
+  const during = await client.request({ type: "get_state", id: "g-during" });
+  assert.equal(during.code, "agent_exited");
+  const looping = await status(client, "st-loop");
+  assert.equal(looping.pi.state, "restarting");
+  assert.equal(looping.health.ok, false);
+  assert.equal(looping.health.reason, "crash_loop");
+  assert.match(looping.health.detail ?? "", /crash loop, next start in 10 s/);
+  const health = await fetch(`http://127.0.0.1:${bridge.port}/v1/health`);
+  assert.equal(health.status, 503);
+  assert.deepEqual(await health.json(), { status: "unavailable" });
   await client.close();
+  // Long after --linger, the bridge still serves: resume works and the next Pi comes after the long backoff.
   const back = await TestClient.connect(bridge.url, { resume: { epoch: String(welcome.epoch), lastSeq: 1 } });
   assert.equal(back.welcome.resumed, true);
-  await back.client.waitFor((f) => f.type === "agent_exited" && f.reason === "crash_loop");
-  assert.deepEqual(await bridge.exited, { code: 0, signal: null });
+  const replayedLoop = await back.client.waitFor(
+    (f) => f.type === "agent_exited" && f.reason === "crash_loop",
+  );
+  const restarted = await back.client.waitFor(
+    (f) => f.type === "agent_restarted",
+    30_000,
+    back.client.frames.indexOf(replayedLoop) + 1,
+  );
+  assert.ok(Date.now() - loopAt >= 9_000, "the crash-loop backoff (10 s) was kept");
+  assert.equal(restarted.cause, "agent_exited");
+  const after = await back.client.request({ type: "get_state", id: "g-after" });
+  assert.equal(after.success, true);
+  const healthy = await status(back.client, "st-healthy");
+  assert.deepEqual(healthy.health, { ok: true, reason: null, detail: null });
+  assert.equal(healthy.pi.state, "running");
+  assert.equal(bridge.child.exitCode, null, "the bridge never exited");
+  await back.client.close();
 });

@@ -220,16 +220,21 @@ for (const answer of ["no", "yes"] as const) {
         planted.secrets,
       );
     } else {
-      for (const [i, end] of ends.entries())
-        assert.ok(
-          planted.secrets.some((value) => resultText(end).includes(value)),
+      // Allowed, each reaches a credential (the secret filter's marker says it printed one), and still the
+      // value itself never reaches the model (issue 19: the filter withholds it whatever the decision was).
+      for (const [i, end] of ends.entries()) {
+        assert.match(
+          resultText(end),
+          /\[withheld: credential value from /,
           `${commands[i]} prints a credential once allowed: ${resultText(end).slice(0, 300)}`,
         );
+        assertNoSecret(`tool result ${i}`, resultText(end), planted.secrets);
+      }
     }
   });
 }
 
-test("a yes to one search lets that one search read the credential it asked for; the next one is filtered again", async (t) => {
+test("a yes to one search lets that one search read the credential it asked for (its value still withheld); the next one is filtered again", async (t) => {
   const planted = await plant(t);
   const script: ScriptTurn[] = [
     callTool("grep", { pattern: "SECRET_", path: ".env" }),
@@ -243,7 +248,13 @@ test("a yes to one search lets that one search read the credential it asked for;
     answers: [() => ({ confirmed: true })],
   });
   const ends = await runPrompt(pi, "search");
-  assert.match(resultText(ends[0]), /SECRET_DOTENV/, "the approved search sees what the person allowed");
+  // The approved search reads the line (its marker says the value came from .env); the value is still withheld.
+  assert.match(
+    resultText(ends[0]),
+    /\[withheld: credential value from \S*\.env\]/,
+    "the approved search reads .env",
+  );
+  assert.doesNotMatch(resultText(ends[0]), /SECRET_DOTENV/);
   assert.doesNotMatch(resultText(ends[1]), /SECRET_/);
   assert.match(resultText(ends[1]), /withheld/);
   assert.equal(model.requests.length, 3);

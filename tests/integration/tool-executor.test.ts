@@ -7,6 +7,7 @@ import { createHash } from "node:crypto";
 import {
   chmodSync,
   chownSync,
+  existsSync,
   mkdirSync,
   mkdtempSync,
   readFileSync,
@@ -314,23 +315,42 @@ describe("tool executor", { skip: !isRoot ? "needs root to switch uids (CI runs 
       "every process of the timed-out tree to end",
     );
 
-    // Background processes a finished call left running end when the channel closes (Pi is gone).
-    await ex.client.call(
+    // Background processes a finished call left running end with the call (its helper is their subreaper),
+    // whatever they did to leave: their own session, a double fork, an empty environment.
+    const left = await ex.client.call(
       call(
         "bash",
-        { command: `export M=TREE_LEFT_1_${RUN}; (setsid sleep 1000 &); nohup sleep 1000 >/dev/null 2>&1 &` },
+        {
+          command: `export M=TREE_LEFT_1_${RUN}; (setsid sleep 1000 &); nohup sleep 1000 >/dev/null 2>&1 & (setsid env -i /bin/sh -c 'sleep 1001 & echo $! > ${workspace}/detached.pid' &); sleep 0.3; echo started`,
+        },
         workspace,
       ),
       undefined,
       () => {},
     );
-    await waitUntil(() => marked(`M=TREE_LEFT_1_${RUN}`).length >= 2, 5_000, "the background processes");
+    assert.match((left.content[0] as { text: string }).text, /started/);
+    const detached = Number(readFileSync(path.join(workspace, "detached.pid"), "utf8"));
+    assert.ok(detached > 1);
+    await waitUntil(
+      () => marked(`M=TREE_LEFT_1_${RUN}`).length === 0 && !existsSync(`/proc/${detached}`),
+      2_000,
+      "the call's background processes (the detached one too) to end with the call",
+    );
+
+    // A call still running when the channel closes (Pi is gone) ends with the executor.
+    const still = ex.client.call(
+      call("bash", { command: `export M=TREE_LEFT_2_${RUN}; (setsid sleep 1000 &); sleep 1000` }, workspace),
+      undefined,
+      () => {},
+    );
+    still.catch(() => {});
+    await waitUntil(() => marked(`M=TREE_LEFT_2_${RUN}`).length >= 2, 5_000, "the running call");
     (ex.child.stdio[3] as unknown as { destroy(): void }).destroy();
     assert.deepEqual(await ex.exited, { code: 0, signal: null });
     await waitUntil(
-      () => marked(`M=TREE_LEFT_1_${RUN}`).length === 0,
+      () => marked(`M=TREE_LEFT_2_${RUN}`).length === 0,
       2_000,
-      "the background processes to end with the executor",
+      "the running call's processes to end with the executor",
     );
   });
 
@@ -361,19 +381,28 @@ describe("tool executor", { skip: !isRoot ? "needs root to switch uids (CI runs 
     );
   });
 
-  it("each tool shell nests a domain: no ptrace-mode access to the executor, while signals between calls still work", {
+  it("each tool call nests a scoped domain: no ptrace-mode access to, nor signals to, the executor or another call", {
     skip: landlockAbi < 6 ? "kernel without Landlock ABI 6" : false,
   }, async (t) => {
     const { workspace, home } = toolDirs(t);
     const probe = async (nest: boolean) => {
       const ex = startExecutor(t, { workspace, home, uid: NOBODY, gid: NOGROUP, landlock: true, nest });
       assert.equal((await ex.client.hello).shell.nested, nest);
-      const started = await ex.client.call(
-        call("bash", { command: "sleep 1000 >/dev/null 2>&1 & echo $!" }, workspace),
-        undefined,
+      const pidFile = path.join(workspace, `other-call-${nest}.pid`);
+      // Another call, still running while the probe runs (aborted at the end: its helper ends it).
+      const stopOther = new AbortController();
+      const other = ex.client.call(
+        call("bash", { command: `echo $$ > ${pidFile}; sleep 1000` }, workspace),
+        stopOther.signal,
         () => {},
       );
-      const background = Number((started.content[0] as { text: string }).text.trim());
+      other.catch(() => {});
+      await waitUntil(
+        () => existsSync(pidFile) && readFileSync(pidFile, "utf8").trim() !== "",
+        5_000,
+        "the other call",
+      );
+      const otherPid = Number(readFileSync(pidFile, "utf8"));
       const result = await ex.client.call(
         call(
           "bash",
@@ -381,7 +410,9 @@ describe("tool executor", { skip: !isRoot ? "needs root to switch uids (CI runs 
             command: [
               `ls -l /proc/${ex.pid}/fd >/dev/null 2>&1 && echo EXECUTOR_FDS:OPEN`,
               `head -c1 /proc/${ex.pid}/environ >/dev/null 2>&1 && echo EXECUTOR_ENVIRON:OPEN`,
-              `kill ${background} && echo KILLED_EARLIER_CALLS_PROCESS`,
+              `kill -0 ${ex.pid} 2>/dev/null && echo SIGNAL_EXECUTOR:OPEN`,
+              `kill -0 ${otherPid} 2>/dev/null && echo SIGNAL_OTHER_CALL:OPEN`,
+              "sleep 1000 & kill $! && echo SIGNALS_WITHIN_THE_CALL",
             ].join("; "),
           },
           workspace,
@@ -389,14 +420,41 @@ describe("tool executor", { skip: !isRoot ? "needs root to switch uids (CI runs 
         undefined,
         () => {},
       );
+      stopOther.abort();
+      await assert.rejects(other, /aborted/);
       return (result.content[0] as { text: string }).text;
     };
     const nested = await probe(true);
     assert.doesNotMatch(nested, /:OPEN/);
-    assert.match(nested, /KILLED_EARLIER_CALLS_PROCESS/);
-    // Without nesting, the tools share the executor's domain and uid: they can trace it (the test can fail).
+    assert.match(nested, /SIGNALS_WITHIN_THE_CALL/);
+    // Without nesting, the tools share the executor's domain and uid: they can trace and signal it (the test
+    // can fail).
     const flat = await probe(false);
     assert.match(flat, /EXECUTOR_FDS:OPEN/);
+    assert.match(flat, /SIGNAL_EXECUTOR:OPEN/);
+    assert.match(flat, /SIGNAL_OTHER_CALL:OPEN/);
+  });
+
+  it("a call's nested domain still lets a tool link and rename across directories (git push to a local repository)", {
+    skip: landlockAbi < 2 ? "kernel without Landlock ABI 2" : false,
+  }, async (t) => {
+    const { workspace, home } = toolDirs(t);
+    const ex = startExecutor(t, { workspace, home, uid: NOBODY, gid: NOGROUP, landlock: true });
+    assert.equal((await ex.client.hello).shell.nested, true);
+    // Landlock denies cross-directory links and renames (REFER) in any domain that does not grant them.
+    const result = await ex.client.call(
+      call(
+        "bash",
+        {
+          command:
+            "git init -q --bare -b main r.git && git init -q -b main w && git -C w -c user.email=a@b -c user.name=a commit -q --allow-empty -m x && git -C w push -q ../r.git HEAD:refs/heads/main && echo PUSHED",
+        },
+        workspace,
+      ),
+      undefined,
+      () => {},
+    );
+    assert.match((result.content[0] as { text: string }).text, /PUSHED/);
   });
 
   it("user_bash streams raw bytes and the exit code; abort ends it", async (t) => {

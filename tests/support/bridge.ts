@@ -15,6 +15,15 @@ import {
 } from "../../agent-runtime/dev/scripted-model.ts";
 import { WaitableLog } from "../../agent-runtime/dev/waitable-log.ts";
 import { encodeJsonl, JsonlDecoder } from "../../agent-runtime/jsonl.ts";
+import {
+  type AuthKey,
+  bridgeProof,
+  clientProof,
+  deriveKey,
+  newNonce,
+  proofMatches,
+} from "../../bridge/handshake.ts";
+import { PROTOCOL_VERSION } from "../../bridge/protocol.ts";
 import { privateTempDir, tempDir } from "./workspace.ts";
 
 export const root = path.resolve(import.meta.dirname, "..", "..");
@@ -185,6 +194,18 @@ export async function startNetworkBridge(
   };
 }
 
+const keys = new Map<string, Promise<AuthKey>>();
+
+/** The handshake key of a token, derived once per test process (PBKDF2 is deliberately slow). */
+export function keyOf(token: string): Promise<AuthKey> {
+  let key = keys.get(token);
+  if (!key) {
+    key = deriveKey(token);
+    keys.set(token, key);
+  }
+  return key;
+}
+
 /** A WebSocket client that records every frame and can wait for one. */
 export class TestClient {
   closeInfo: { code: number; reason: string } | undefined;
@@ -208,8 +229,9 @@ export class TestClient {
     ws.on("error", () => {});
   }
 
-  static async open(url: string): Promise<TestClient> {
-    const ws = new WebSocket(url);
+  /** Connects without saying anything: the bridge's challenge is the first frame it records. */
+  static async open(url: string, headers?: Record<string, string>): Promise<TestClient> {
+    const ws = new WebSocket(url, headers ? { headers } : {});
     const client = new TestClient(ws);
     await new Promise<void>((resolve, reject) => {
       ws.once("open", () => resolve());
@@ -218,21 +240,47 @@ export class TestClient {
     return client;
   }
 
-  /** Opens a connection, says hello and waits for the welcome. */
+  /** Opens a connection, answers the challenge with a protocol-2 hello and waits for the (verified) welcome. */
   static async connect(
     url: string,
     hello: { clientId?: string; resume?: { epoch: string; lastSeq: number }; token?: string } = {},
   ): Promise<{ client: TestClient; welcome: Frame }> {
     const client = await TestClient.open(url);
-    client.send({
-      type: "hello",
-      protocol: 1,
-      token: hello.token ?? TEST_TOKEN,
-      clientId: hello.clientId ?? "test-client",
-      ...(hello.resume ? { resume: hello.resume } : {}),
-    });
+    const sent = await client.hello(hello);
     const welcome = await client.waitFor((f) => f.type === "welcome");
+    const expected = bridgeProof(await keyOf(hello.token ?? TEST_TOKEN), {
+      ...sent,
+      epoch: String(welcome.epoch),
+    });
+    if (!proofMatches(expected, welcome.proof)) throw new Error("the welcome's proof does not check");
     return { client, welcome };
+  }
+
+  /** The nonce of the bridge's challenge (its first frame). */
+  async challenge(ms = 20_000): Promise<string> {
+    const frame = await this.waitFor(() => true, ms);
+    if (frame.type !== "challenge" || frame.protocol !== PROTOCOL_VERSION || typeof frame.nonce !== "string")
+      throw new Error(`expected a challenge first, got ${JSON.stringify(frame).slice(0, 200)}`);
+    return frame.nonce;
+  }
+
+  /** Answers the challenge with a protocol-2 hello made with `token` (default: the test token). */
+  async hello(
+    hello: { clientId?: string; resume?: { epoch: string; lastSeq: number }; token?: string } = {},
+  ): Promise<{ bridgeNonce: string; clientNonce: string; clientId: string }> {
+    const bridgeNonce = await this.challenge();
+    const clientNonce = newNonce();
+    const clientId = hello.clientId ?? "test-client";
+    const proof = clientProof(await keyOf(hello.token ?? TEST_TOKEN), { bridgeNonce, clientNonce, clientId });
+    this.send({
+      type: "hello",
+      protocol: PROTOCOL_VERSION,
+      clientId,
+      ...(hello.resume ? { resume: hello.resume } : {}),
+      nonce: clientNonce,
+      proof,
+    });
+    return { bridgeNonce, clientNonce, clientId };
   }
 
   send(frame: unknown): void {

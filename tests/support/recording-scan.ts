@@ -1,9 +1,10 @@
 // A Scan that records what an analyzer asks of the classifier, so each analyzer is tested on its own (no parser,
 // no file system): which nested commands and scripts it hands back, which paths it checks and how.
 import path from "node:path";
-import { Findings, type LocalCodeKind } from "../../agent-runtime/gate/gate-classes.ts";
+import { Findings, type LocalCodeKind } from "../../agent-runtime/gate/effects.ts";
 import type {
   Analyzer,
+  ContentRequest,
   NestedCommand,
   PathAccess,
   ProgramCall,
@@ -35,6 +36,8 @@ export interface Recorded {
   }>;
   chdirs: Array<string | undefined>;
   forgotten: string[];
+  repositoryReads: Array<{ request: ContentRequest; pathspecs: string[] }>;
+  checkouts: Array<{ revisions: string[]; pathspecs: string[] }>;
 }
 
 export const HOME = "/home/agent";
@@ -53,6 +56,8 @@ export function recordingScan(): { scan: Scan; record: Recorded } {
     localCode: [],
     chdirs: [],
     forgotten: [],
+    repositoryReads: [],
+    checkouts: [],
   };
   const shown = (word: ShellWord) => word.text.replaceAll(DYNAMIC, "…");
   const scan: Scan = {
@@ -106,6 +111,28 @@ export function recordingScan(): { scan: Scan; record: Recorded } {
       record.forgotten.push(variable);
     },
 
+    exists() {
+      return false;
+    },
+    config() {
+      return undefined;
+    },
+    extractArchive(archive, into) {
+      record.treeWrites.push(into ? shown(into) : undefined);
+      if (archive) record.paths.push({ path: shown(archive), access: "read" });
+    },
+    printArchive(archive) {
+      if (archive) record.paths.push({ path: shown(archive), access: "read" });
+    },
+    applyPatch(_patch, into) {
+      record.treeWrites.push(into ? shown(into) : undefined);
+    },
+    repositoryRead(request, pathspecs) {
+      record.repositoryReads.push({ request, pathspecs: pathspecs.map(shown) });
+    },
+    repositoryCheckout(revisions, pathspecs) {
+      record.checkouts.push({ revisions: revisions.map(shown), pathspecs: pathspecs.map(shown) });
+    },
     resolve(word) {
       return word.literal ? path.resolve(CWD, word.text.replace(/^~(?=\/|$)/, HOME)) : undefined;
     },

@@ -144,14 +144,25 @@ test("frame depth: a linear scan, strings (with escaped quotes and brackets) ski
   assert.ok(capText("y".repeat(5_000_000)).length < 600);
 });
 
-test("restart policy: three restarts with growing delays per ten minutes, then a crash loop", () => {
+test("restart policy: three quick restarts per ten minutes, then a crash loop retried with a long capped backoff until a Pi serves", () => {
   let now = 0;
   const policy = new RestartPolicy({}, () => now);
-  assert.deepEqual([policy.next(), policy.next(), policy.next()], [250, 1000, 4000]);
-  assert.equal(policy.next(), undefined);
+  const delays = () => policy.next().delayMs;
+  assert.deepEqual([delays(), delays(), delays()], [250, 1000, 4000]);
+  assert.equal(policy.inCrashLoop, false);
+  assert.deepEqual(policy.next(), { delayMs: 10_000, crashLoop: true });
+  assert.deepEqual(
+    [delays(), delays(), delays(), delays(), delays(), delays()],
+    [20_000, 40_000, 80_000, 160_000, 300_000, 300_000],
+  );
+  // Still a loop once the window has moved on: only a Pi that serves ends it.
+  now += 60 * 60_000;
+  assert.deepEqual(policy.next(), { delayMs: 300_000, crashLoop: true });
+  policy.served();
+  assert.equal(policy.inCrashLoop, false);
   now += 10 * 60_000;
   assert.equal(policy.count, 0);
-  assert.equal(policy.next(), 250);
+  assert.deepEqual(policy.next(), { delayMs: 250, crashLoop: false });
 });
 
 test("dialog answers must match the kind and the offered options; cancelled is always valid", () => {

@@ -4,7 +4,13 @@ import { spawnSync } from "node:child_process";
 import { readFileSync, statSync } from "node:fs";
 import path from "node:path";
 import { test } from "node:test";
-import { BRIDGE_FRAME_TYPES, CLIENT_FRAME_TYPES, HelloFrame, WelcomeFrame } from "../../bridge/protocol.ts";
+import {
+  BRIDGE_FRAME_TYPES,
+  ChallengeFrame,
+  CLIENT_FRAME_TYPES,
+  HelloFrame,
+  WelcomeFrame,
+} from "../../bridge/protocol.ts";
 import {
   DOC_PATH,
   documentedReference,
@@ -24,15 +30,20 @@ test("the generated reference in docs/protocol.md is up to date with bridge/prot
 test("every frame type is named in the document, and the documented examples parse", () => {
   for (const type of [...CLIENT_FRAME_TYPES, ...BRIDGE_FRAME_TYPES])
     assert.ok(doc.includes(`\`${type}\``), type);
+  const fill = (text: string) =>
+    JSON.parse(
+      text
+        .replace('"epoch":"…"', `"epoch":"${"a".repeat(32)}"`)
+        .replaceAll(/"(nonce|proof)":"…"/g, `"$1":"${"b".repeat(64)}"`)
+        .replaceAll("…", "x")
+        .replace("N}", "3}"),
+    );
   const hello = /`(\{"type":"hello"[^`]+)`/.exec(doc)?.[1];
   assert.ok(hello);
-  const example = JSON.parse(
-    hello
-      .replaceAll("…", "x")
-      .replace('"epoch":"x"', `"epoch":"${"a".repeat(32)}"`)
-      .replace("N}", "3}"),
-  );
-  assert.equal(HelloFrame.safeParse(example).success, true);
+  assert.equal(HelloFrame.safeParse(fill(hello)).success, true, hello);
+  const challenge = /`(\{"type":"challenge"[^`]+)`/.exec(doc)?.[1];
+  assert.ok(challenge);
+  assert.equal(ChallengeFrame.safeParse(fill(challenge)).success, true, challenge);
   assert.equal(WelcomeFrame.safeParse({ type: "welcome" }).success, false);
 });
 

@@ -7,11 +7,11 @@ import { chmod, mkdir, symlink, writeFile } from "node:fs/promises";
 import path from "node:path";
 import { test } from "node:test";
 import { confirmPrompt } from "../../agent-runtime/gate/confirm-prompt.ts";
-import type { LocalCodeRun } from "../../agent-runtime/gate/gate-classes.ts";
+import { Findings, type LocalCodeRun } from "../../agent-runtime/gate/effects.ts";
 import { inspectLocalCode, scriptNames } from "../../agent-runtime/gate/local-code.ts";
 import { makefileRecipes } from "../../agent-runtime/gate/makefile-recipes.ts";
 import { type PathContext, pathContextFromEnv } from "../../agent-runtime/gate/path-context.ts";
-import { localImports, scanScriptText, shebangLanguage } from "../../agent-runtime/gate/script-scan.ts";
+import { scanScript, shebangLanguage } from "../../agent-runtime/gate/script-scan.ts";
 import { classifyShell } from "../../agent-runtime/gate/shell-classifier.ts";
 import { loadBashParser, type Parser } from "../../agent-runtime/gate/shell-parser.ts";
 import { MAX_VETTED_BYTES, verifyVetted } from "../../agent-runtime/vetted-content.ts";
@@ -49,21 +49,38 @@ async function workspace(t: import("node:test").TestContext, files: Record<strin
   await mkdir(ws, { recursive: true });
   const ctx: PathContext = pathContextFromEnv(ws, { HOME: home });
   const inspect = (kind: LocalCodeRun["kind"], paths: string[], targets?: string[]) =>
-    inspectLocalCode(
-      [
-        {
+    verdictOf(
+      inspectLocalCode(
+        runs({
           kind,
           program: kind,
           paths: paths.map((p) => path.join(ws, p)),
           cwd: ws,
           ...(targets ? { targets } : {}),
-        },
-      ],
-      ctx,
-      parser,
-      classifyWithLocalRuns,
+        }),
+        ctx,
+        parser,
+        classifyWithLocalRuns,
+      ),
     );
   return { root, ws, home, ctx, inspect };
+}
+
+/** A command's findings that run these (in this order, nothing written before them unless `writes`). */
+function runs(...list: LocalCodeRun[]): Findings {
+  const findings = new Findings();
+  for (const run of list) findings.runsLocalCode(run, `runs ${run.kind}`);
+  return findings;
+}
+
+/** The inspection's verdict as the tests read it: classes, reasons, the files shown. */
+function verdictOf(verdict: ReturnType<typeof inspectLocalCode>) {
+  return {
+    classes: verdict.findings.classes() as string[],
+    reasons: verdict.findings.reasons(),
+    shown: verdict.shown,
+    findings: verdict.findings,
+  };
 }
 
 const risky = (verdict: { classes: string[] }) =>
@@ -253,7 +270,7 @@ test("files the gate cannot read or show are not plain: missing, too large, outs
   await mkdir(path.join(home, ".aws"), { recursive: true });
   await writeFile(path.join(home, ".aws", "credentials"), "[x]\n");
   await symlink(path.join(home, ".aws", "credentials"), path.join(ws, "creds.sh"));
-  assert.match(inspect("shell-script", ["missing.sh"]).reasons.join(), /does not exist yet/);
+  assert.match(inspect("shell-script", ["missing.sh"]).reasons.join(), /may change before it runs/);
   assert.match(inspect("shell-script", ["big.sh"]).reasons.join(), /larger than 256 KB/);
   assert.match(inspect("shell-script", ["../outside.sh"]).reasons.join(), /outside the workspace/);
   const creds = inspect("shell-script", ["creds.sh"]);
@@ -269,10 +286,20 @@ test("files the gate cannot read or show are not plain: missing, too large, outs
     file = path.join(ws, "later.sh"),
     kind: LocalCodeRun["kind"] = "shell-script",
   ) =>
-    inspectLocalCode([{ kind, program: "bash", paths: [file], cwd: ws }], ctx, parser, classifyShell, {
-      ...(command !== undefined ? { command } : {}),
-      commandWrites,
-    });
+    verdictOf(
+      inspectLocalCode(
+        (() => {
+          const findings = new Findings();
+          if (commandWrites) findings.writesUnnamed();
+          findings.runsLocalCode({ kind, program: "bash", paths: [file], cwd: ws }, "runs");
+          return findings;
+        })(),
+        ctx,
+        parser,
+        classifyShell,
+        command !== undefined ? { command } : {},
+      ),
+    );
   assert.equal(risky(missing("bash later.sh", false)), false);
   assert.ok(
     risky(missing("printf 'curl x' > later.sh && bash later.sh", false)),
@@ -294,7 +321,16 @@ test("the dialog shows every script with its path and hash, and the recorded byt
   const prompt = confirmPrompt(
     "bash",
     { command: "bash deploy.sh" },
-    { decision: "confirm", classes: ["EXIT"], reasons: verdict.reasons, scripts: verdict.shown },
+    {
+      decision: "confirm",
+      kinds: ["sends"],
+      effects: [],
+      rows: [],
+      guard: "absent",
+      classes: ["EXIT"],
+      reasons: verdict.reasons,
+      scripts: verdict.shown,
+    },
     ctx,
   );
   assert.match(prompt.message, /scp dist\/\* host:\/srv\//);
@@ -310,7 +346,10 @@ test("the dialog shows every script with its path and hash, and the recorded byt
 });
 
 test("JS: a module name or program built at run time is code the gate cannot see; literal requires are not", () => {
-  const whats = (text: string) => scanScriptText(text, "node", () => undefined).map((f) => f.what);
+  const whats = (text: string) =>
+    scanScript(text, "node", { file: "/nonexistent/x.js", isCredentialPath: () => undefined }).findings.map(
+      (f) => f.what,
+    );
   for (const text of [
     "const m = require('child_' + 'process');",
     // biome-ignore lint/suspicious/noTemplateCurlyInString: a JS template literal under test
@@ -319,8 +358,8 @@ test("JS: a module name or program built at run time is code the gate cannot see
     "const f = (() => {}).constructor.constructor('return process')();",
     'globalThis["constructor"];',
   ])
-    assert.ok(whats(text).includes("runs code built at run time"), text);
-  assert.ok(whats("const { execSync } = m; execSync('id');").includes("runs other programs"));
+    assert.ok(whats(text).includes("runs code built at run time or reached by reflection"), text);
+  assert.ok(whats("const { execSync } = m; execSync('id');").includes("runs other programs or native code"));
   for (const text of ["const fs = require('fs');", "import x from './x.js';", 'const y = require("./y" );'])
     assert.deepEqual(whats(text), [], text);
 });
@@ -336,14 +375,10 @@ test("the token scans are linear and bounded on hostile text", () => {
   ];
   for (const text of hostile) {
     for (const language of ["python", "node", "ruby", "perl", "php"] as const)
-      scanScriptText(text, language, () => undefined);
+      scanScript(text, language, { file: "/nonexistent/x", isCredentialPath: () => undefined });
   }
   assert.equal(shebangLanguage("#!/usr/bin/env -S node --no-warnings\n"), "node");
   assert.equal(shebangLanguage("#!/bin/bash\n"), "shell");
   assert.equal(shebangLanguage("#!/usr/bin/awk -f\n"), "unknown");
   assert.equal(shebangLanguage("echo hi\n"), undefined);
-  assert.deepEqual(
-    localImports("import a from './a.js'; const b = require('../b'); import 'lodash';", "node"),
-    ["./a.js", "../b"],
-  );
 });

@@ -24,7 +24,13 @@ import { isPassableName, toolEnvironment } from "../../agent-runtime/executor/to
 import { pathRefusal } from "../../agent-runtime/executor/tool-runner.ts";
 import { createLogger } from "../../agent-runtime/log.ts";
 import { choosePolicyPath } from "../../agent-runtime/policy/policy-store.ts";
-import { grantedTreeHolding, landlockArgs, toolsDomain } from "../../agent-runtime/sandbox/landlock.ts";
+import {
+  grantedTreeHolding,
+  type KernelFeatures,
+  type LandlockProbe,
+  landlockArgs,
+  toolsDomain,
+} from "../../agent-runtime/sandbox/landlock.ts";
 import { dropRoot, isolationCapability, lookupUser } from "../../agent-runtime/sandbox/privileges.ts";
 import { activeToolsWithoutOverrides } from "../../agent-runtime/tools/active-tools.ts";
 import type { ExecutorClient } from "../../agent-runtime/tools/executor-client.ts";
@@ -180,6 +186,24 @@ describe("Landlock domain", () => {
   });
 });
 
+/** What a kernel like this machine's offers (ABI `abi`, seccomp notifications with ADDFD), in a 512-task container. */
+function kernel(abi: number, features: Partial<KernelFeatures> = {}): LandlockProbe & { helper: string } {
+  return {
+    abi,
+    helper: "/x",
+    features: {
+      landlockAbi: abi,
+      landlockNet: abi >= 4,
+      seccompFilter: true,
+      seccompNotify: true,
+      notifyAddfd: true,
+      waitKillable: true,
+      ...features,
+    },
+    budget: { containerMax: 512, source: "/sys/fs/cgroup/pids.max", toolsNproc: 384, reserve: 128 },
+  };
+}
+
 function protections(over: Partial<ProtectionState> = {}): ProtectionState {
   const passwd =
     "root:x:0:0::/root:/bin/sh\nagent:x:1000:1000::/home/agent:/bin/sh\npi:x:999:999::/nonexistent:/bin/false\n";
@@ -192,7 +216,7 @@ function protections(over: Partial<ProtectionState> = {}): ProtectionState {
       passwd: () => passwd,
       env: {},
     }),
-    landlock: { requested: true, probe: { abi: 7, helper: "/x" }, failure: undefined },
+    landlock: { requested: true, probe: kernel(7), failure: undefined },
     toolEnv: { passThrough: [] },
     token: { scrubbed: true, detail: "re-executed" },
     executor: { running: true, detail: "routed" },
@@ -210,28 +234,47 @@ describe("isolation report", () => {
     assert.equal(full.reason, null);
     assert.deepEqual(full.protections.landlock.scopes, ["signal", "abstract_unix_socket"]);
     const cases: [Partial<ProtectionState>, RegExp][] = [
-      [
-        { landlock: { requested: false, probe: { abi: 7, helper: "/x" }, failure: undefined } },
-        /Landlock: switched off/,
-      ],
+      [{ landlock: { requested: false, probe: kernel(7), failure: undefined } }, /Landlock: switched off/],
       [
         {
           landlock: {
             requested: true,
-            probe: { abi: 0, helper: undefined, reason: "no helper" },
+            probe: { ...kernel(0), abi: 0, helper: undefined, reason: "no helper" },
             failure: undefined,
           },
         },
         /Landlock: no helper/,
       ],
-      [
-        { landlock: { requested: true, probe: { abi: 4, helper: "/x" }, failure: undefined } },
-        /ABI 4 cannot scope/,
-      ],
-      [{ landlock: { requested: true, probe: { abi: 7, helper: "/x" }, failure: "boom" } }, /Landlock: boom/],
+      [{ landlock: { requested: true, probe: kernel(4), failure: undefined } }, /ABI 4 cannot scope/],
+      [{ landlock: { requested: true, probe: kernel(7), failure: "boom" } }, /Landlock: boom/],
       [{ token: { scrubbed: false, detail: "no execve" } }, /token: no execve/],
       [{ executor: { running: false, detail: "exited" } }, /tool routing: exited/],
       [{ placement: ["state in /tmp"] }, /state: state in \/tmp/],
+      [
+        { landlock: { requested: true, probe: kernel(7, { notifyAddfd: false }), failure: undefined } },
+        /egress: no seccomp user notification with ADDFD on this kernel: the tools get no inet socket/,
+      ],
+      [
+        {
+          landlock: {
+            requested: true,
+            probe: kernel(7, { seccompFilter: false, seccompNotify: false, notifyAddfd: false }),
+            failure: undefined,
+          },
+        },
+        /egress: no seccomp filter on this kernel: Landlock refuses every TCP connect/,
+      ],
+      [{ network: { mode: "open" } }, /egress: network mode open/],
+      [
+        {
+          landlock: {
+            requested: true,
+            probe: { ...kernel(0), abi: 0, helper: undefined, reason: "no helper" },
+            failure: undefined,
+          },
+        },
+        /tool processes: no supervisor/,
+      ],
     ];
     for (const [over, reason] of cases) {
       const report = isolationReport(protections(over));
@@ -259,15 +302,19 @@ describe("isolation report", () => {
   it("says what a bridge started in this container would get (health)", () => {
     const passwd =
       "root:x:0:0::/root:/bin/sh\nagent:x:1000:1000::/home/agent:/bin/sh\npi:x:999:999::/x:/bin/false\n";
-    assert.equal(
-      isolationCapability({ startUid: 0, landlock: { abi: 7, helper: "/x" }, passwd }).expected,
-      "isolated",
-    );
-    const asUser = isolationCapability({ startUid: 1000, landlock: { abi: 7, helper: "/x" }, passwd });
+    assert.equal(isolationCapability({ startUid: 0, landlock: kernel(7), passwd }).expected, "isolated");
+    const noNotify = isolationCapability({
+      startUid: 0,
+      landlock: kernel(7, { seccompNotify: false, notifyAddfd: false }),
+      passwd,
+    });
+    assert.equal(noNotify.expected, "degraded");
+    assert.match(noNotify.reasons.join(), /egress: .*no inet socket/);
+    const asUser = isolationCapability({ startUid: 1000, landlock: kernel(7), passwd });
     assert.equal(asUser.expected, "degraded");
     assert.match(asUser.reasons.join(), /uid 1000/);
     assert.match(
-      isolationCapability({ startUid: 0, landlock: { abi: 7, helper: "/x" }, passwd: "" }).reasons.join(),
+      isolationCapability({ startUid: 0, landlock: kernel(7), passwd: "" }).reasons.join(),
       /no unprivileged tools user agent/,
     );
     assert.deepEqual(lookupUser("pi", passwd), { name: "pi", uid: 999, gid: 999 });

@@ -1,19 +1,26 @@
 // The journal (bridge/journal.ts) on a temp directory: frames written before they may be sent, read back
-// contiguous, a torn tail cut, a gap reported, old segments dropped with the ring.
+// contiguous, a torn tail cut, a gap reported, old segments dropped with the ring; a failing disk (an
+// injected write) degrades durability without stopping delivery, and the journal comes back from memory.
 import assert from "node:assert/strict";
-import { appendFileSync, readdirSync, writeFileSync } from "node:fs";
+import { appendFileSync, mkdirSync, readdirSync, readFileSync, writeFileSync, writevSync } from "node:fs";
 import path from "node:path";
 import { test } from "node:test";
-import { Journal } from "../../bridge/journal.ts";
-import { RingSink } from "../../bridge/network.ts";
+import pino from "pino";
+import { openDurableState } from "../../bridge/durable-state.ts";
+import { Journal, type Writev } from "../../bridge/journal.ts";
 import { ReplayRing } from "../../bridge/replay-ring.ts";
+import { RingSink } from "../../bridge/ring-sink.ts";
+import { openStateDir } from "../../bridge/state-dir.ts";
+import { FakeClock } from "../support/core-harness.ts";
 import { tempDir } from "../support/workspace.ts";
 
 const limits = { maxFrames: 100, maxBytes: 64 * 1024 };
 
 test("journal: written before a frame may be sent; read back across segments; old segments dropped", async (t) => {
   const dir = await tempDir(t, "journal-");
-  const sink = new RingSink(new ReplayRing(limits.maxFrames, limits.maxBytes), new Journal(dir, limits, 0));
+  const sink = new RingSink(new ReplayRing(limits.maxFrames, limits.maxBytes), {
+    journal: new Journal(dir, limits, 0),
+  });
   for (let i = 1; i <= 250; i++) {
     sink.publish({ type: "message_update", i });
     assert.equal(sink.sendableSeq, i - 1, "not sendable before it is journaled");
@@ -38,7 +45,7 @@ test("journal: written before a frame may be sent; read back across segments; ol
     i: 200,
   });
   // Appending continues the seq in a new segment.
-  const again = new RingSink(ring, new Journal(dir, limits, recovered.headSeq));
+  const again = new RingSink(ring, { journal: new Journal(dir, limits, recovered.headSeq) });
   again.publish({ type: "after" });
   again.flush();
   again.journal?.close();
@@ -47,7 +54,9 @@ test("journal: written before a frame may be sent; read back across segments; ol
 
 test("journal: a torn last line is cut; a gap or a foreign line is a problem and empties the journal", async (t) => {
   const dir = await tempDir(t, "journal-torn-");
-  const sink = new RingSink(new ReplayRing(limits.maxFrames, limits.maxBytes), new Journal(dir, limits, 0));
+  const sink = new RingSink(new ReplayRing(limits.maxFrames, limits.maxBytes), {
+    journal: new Journal(dir, limits, 0),
+  });
   for (let i = 1; i <= 5; i++) sink.publish({ type: "x", i });
   sink.flush();
   sink.journal?.close();
@@ -64,4 +73,76 @@ test("journal: a torn last line is cut; a gap or a foreign line is a problem and
 
   writeFileSync(path.join(dir, `${"1".padStart(20, "0")}.ndjson`), "not a frame\n");
   assert.match(Journal.recover(dir, limits).problem ?? "", /not a frame/);
+});
+
+test("journal: a failed write (ENOSPC) degrades durability but never delivery; rewrites from memory bring it back", async (t) => {
+  const root = await tempDir(t, "durable-");
+  mkdirSync(path.join(root, "workspace"));
+  const state = await openStateDir(path.join(root, "state"), { workspace: path.join(root, "workspace") });
+  t.after(() => state.lock.release());
+  const clock = new FakeClock();
+  let full = false;
+  const writev: Writev = (fd, buffers) => {
+    if (full) throw Object.assign(new Error("ENOSPC: no space left on device, write"), { code: "ENOSPC" });
+    return writevSync(fd, buffers);
+  };
+  const durable = openDurableState(state, limits, pino({ level: "silent" }), { clock, writev });
+  const sink = new RingSink(durable.ring, { journal: durable.journal, now: clock.now });
+  const identity = () => JSON.parse(readFileSync(path.join(state.paths.bridgeDir, "identity.json"), "utf8"));
+  for (let i = 1; i <= 10; i++) sink.publish({ type: "x", i });
+  sink.flush();
+  assert.equal(sink.sendableSeq, 10);
+  assert.equal(identity().epoch, durable.epoch);
+
+  full = true;
+  for (let i = 11; i <= 20; i++) sink.publish({ type: "x", i });
+  durable.idempotency.begin("cmd-during", { type: "prompt" }, "prompt");
+  assert.equal(sink.sendableSeq, 10, "not sendable before the journal tried");
+  sink.flush();
+  assert.equal(sink.sendableSeq, 20, "sent from memory once the journal failed");
+  assert.equal(sink.stalledMs(), 0);
+  assert.deepEqual(durable.status().journal, "degraded");
+  assert.match(durable.status().problem ?? "", /ENOSPC/);
+  assert.notEqual(identity().epoch, durable.epoch, "the epoch is retired while frames are not on disk");
+  for (let i = 21; i <= 30; i++) sink.publish({ type: "x", i });
+  sink.flush();
+  assert.equal(sink.sendableSeq, 30);
+  await clock.advance(1_000);
+  await clock.advance(2_000);
+  assert.equal(durable.status().journal, "degraded", "still full: still retrying");
+
+  full = false;
+  await clock.advance(4_000);
+  assert.equal(durable.status().journal, "ok");
+  assert.equal(identity().epoch, durable.epoch, "the epoch is back once every file is written again");
+  sink.publish({ type: "x", i: 31 });
+  sink.flush();
+  assert.equal(sink.sendableSeq, 31);
+  durable.close();
+  const recovered = Journal.recover(state.paths.journalDir, limits);
+  assert.equal(recovered.problem, undefined);
+  assert.deepEqual(
+    recovered.frames.map((f) => f.seq),
+    Array.from({ length: 31 }, (_, i) => i + 1),
+    "contiguous: the frames sent from memory were written at recovery",
+  );
+  const records = readFileSync(state.paths.commandsFile, "utf8");
+  assert.match(records, /cmd-during/, "the command records written while degraded were rewritten");
+});
+
+test("journal: a short write is completed, never left torn", async (t) => {
+  const dir = await tempDir(t, "journal-short-");
+  const writev: Writev = (fd, buffers) => writevSync(fd, [(buffers[0] as Buffer).subarray(0, 3)]);
+  const sink = new RingSink(new ReplayRing(limits.maxFrames, limits.maxBytes), {
+    journal: new Journal(dir, limits, 0, { writev }),
+  });
+  for (let i = 1; i <= 5; i++) sink.publish({ type: "x", i });
+  sink.flush();
+  sink.journal?.close();
+  const recovered = Journal.recover(dir, limits);
+  assert.equal(recovered.problem, undefined);
+  assert.deepEqual(
+    recovered.frames.map((f) => JSON.parse(f.data.toString()).i),
+    [1, 2, 3, 4, 5],
+  );
 });

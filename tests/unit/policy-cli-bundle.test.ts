@@ -37,10 +37,17 @@ test("the shipped bundle runs standalone through a bin symlink (wasm beside it)"
     '{"policy":"auto","toolName":"bash","input":{"command":"g\\"i\\"t p\'u\'sh"}}\n',
   );
   assert.equal(explain.status, 0, explain.stderr);
-  assert.deepEqual(JSON.parse(explain.stdout), {
-    decision: "confirm",
-    classes: ["EXIT"],
-    reasons: ["`git push` sends commits to a remote"],
-  });
+  const explained = JSON.parse(explain.stdout) as Record<string, unknown>;
+  assert.deepEqual(
+    (({ decision, classes, reasons, deciding }) => ({ decision, classes, reasons, deciding }))(explained),
+    {
+      decision: "confirm",
+      classes: ["EXIT"],
+      reasons: ["`git push` sends commits to a remote"],
+      deciding: { cell: "confirm", decision: "confirm", effect: "sends" },
+    },
+  );
+  // Outside the runtime, explain assumes no egress guard, and says so.
+  assert.equal((explained.assumed as { egressGuard?: string }).egressGuard, "absent");
   assert.equal(run(["set", "bogus"]).status, 2);
 });

@@ -2,6 +2,46 @@
 import type { Analyzer, PathAccess, ProgramCall, Scan } from "../shell-scan.ts";
 import { DYNAMIC, type ShellWord, syntheticWord } from "../shell-words.ts";
 
+/** A data list whose entries must be distinct: a repeated entry is a row shadowing another, refused at load. */
+export function distinct<T extends string>(what: string, items: readonly T[]): T[] {
+  const seen = new Set<T>();
+  for (const item of items) {
+    if (seen.has(item)) throw new Error(`${what} lists ${JSON.stringify(item)} twice`);
+    seen.add(item);
+  }
+  return [...items];
+}
+
+/**
+ * Builds one analyzer family: every program name once. A name given twice (two rows, one shadowing the other)
+ * is refused at load; table.ts refuses a name claimed by two families.
+ */
+export class FamilyBuilder {
+  private readonly rows = new Map<string, Analyzer>();
+  private readonly family: string;
+
+  constructor(family: string) {
+    this.family = family;
+  }
+
+  add(names: string | readonly string[], analyzer: Analyzer): this {
+    for (const name of typeof names === "string" ? [names] : names) {
+      if (this.rows.has(name)) throw new Error(`the ${this.family} analyzers list \`${name}\` twice`);
+      this.rows.set(name, analyzer);
+    }
+    return this;
+  }
+
+  addAll(rows: Readonly<Record<string, Analyzer>>): this {
+    for (const [name, analyzer] of Object.entries(rows)) this.add(name, analyzer);
+    return this;
+  }
+
+  build(): Readonly<Record<string, Analyzer>> {
+    return Object.freeze(Object.fromEntries(this.rows));
+  }
+}
+
 /** Embedded programs (sed scripts, awk programs, SQL) longer than this are not scanned: opaque. */
 export const MAX_PROGRAM_TEXT = 16 * 1024;
 
@@ -58,8 +98,7 @@ export function looksLikeNetworkTarget(text: string): boolean {
 export function exitOnComputedArguments(call: ProgramCall, scan: Scan): boolean {
   const computed = call.args.find((arg) => !arg.literal && !isPlainGlobOperand(arg));
   if (!computed) return false;
-  scan.findings.add(
-    "EXIT",
+  scan.findings.sends(
     `\`${call.name}\` is given an argument computed at run time (${computed.source}): data can leave in a URL, header or host name`,
   );
   return true;
@@ -73,14 +112,19 @@ function isPlainGlobOperand(word: ShellWord): boolean {
 /** Subcommand words that ship something somewhere. */
 const SHIPPING_VERB = /^(deploy|publish|release|upload|push|ship|promote|rollout)(:|$)/i;
 
-/** Programs the table has no entry for: local work that may touch its operands. Explicit, never a fall-through. */
+/** Programs the table has no entry for: unmodeled code that may touch its operands. Explicit, never a fall-through. */
 export const unlistedProgram: Analyzer = (call, scan) => {
-  scan.findings.add("WRITE", `runs \`${call.name}\``);
+  if (onlyAsksVersion(call.args)) return scan.findings.reads();
+  scan.findings.unmodeled(
+    "program",
+    `\`${call.name}\` is not in the gate's table, so what it does is not modeled`,
+    call.name,
+  );
   checkOperands(call.args, scan, "operand");
   // An unknown tool's subcommand named like shipping (`sometool deploy`) is taken at its word.
   const sub = call.args.find((a) => !a.text.startsWith("-"));
   if (sub?.literal && SHIPPING_VERB.test(sub.text))
-    scan.findings.add("EXIT", `\`${call.name} ${sub.text}\` may deploy, publish or upload`);
+    scan.findings.sends(`\`${call.name} ${sub.text}\` may deploy, publish or upload`);
   const computedTarget = call.args.find(
     (arg) =>
       !arg.literal &&
@@ -89,8 +133,7 @@ export const unlistedProgram: Analyzer = (call, scan) => {
       ),
   );
   if (computedTarget)
-    scan.findings.add(
-      "EXIT",
+    scan.findings.sends(
       `\`${call.name}\` is given a URL or host computed at run time (${computedTarget.source})`,
     );
 };
@@ -110,8 +153,8 @@ export function unknownArgument(source = "arguments read at run time"): ShellWor
 /** Reports a program that always talks to a remote host or account (unless it only prints its version). */
 export function remoteTool(what: string): Analyzer {
   return (call, scan) => {
-    if (onlyAsksVersion(call.args)) return scan.findings.add("READ");
-    scan.findings.add("EXIT", `\`${call.name}\` ${what}`);
+    if (onlyAsksVersion(call.args)) return scan.findings.reads();
+    scan.findings.sends(`\`${call.name}\` ${what}`);
     checkOperands(call.args, scan, "operand");
   };
 }
@@ -119,7 +162,7 @@ export function remoteTool(what: string): Analyzer {
 /** Reports a program whose work the gate cannot see (it runs commands later, elsewhere or from stdin). */
 export function opaqueProgram(why: string): Analyzer {
   return (call, scan) => {
-    if (onlyAsksVersion(call.args)) return scan.findings.add("READ");
+    if (onlyAsksVersion(call.args)) return scan.findings.reads();
     scan.findings.opaque(`\`${call.name}\` ${why}`);
   };
 }

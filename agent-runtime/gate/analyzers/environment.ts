@@ -7,29 +7,28 @@ import { checkOperands, onlyAsksVersion } from "./common.ts";
 /** `printenv` prints everything; `printenv NAME…` only those names. */
 const printenv: Analyzer = (call, scan) => {
   const names = parseArgs(call.args).operands;
-  if (names.length === 0) return scan.findings.add("SECRET", "`printenv` prints environment variables");
+  if (names.length === 0) return scan.findings.readsSecret("`printenv` prints environment variables");
   const secret = names.find((n) => !n.literal || isCredentialVariable(n.text));
   if (secret)
-    return scan.findings.add(
-      "SECRET",
+    return scan.findings.readsSecret(
       `\`printenv\` prints ${secret.literal ? `credential-like variable ${secret.text}` : "a variable named at run time"}`,
     );
-  scan.findings.add("READ");
+  scan.findings.reads();
 };
 
 /** BSD-style `ps e` (no dash) prints process environments; so do `-o env`-like formats with `e`. */
 const ps: Analyzer = (call, scan) => {
   if (call.args.some((a) => !a.text.startsWith("-") && /^[a-zA-Z]*e[a-zA-Z]*$/.test(a.text)))
-    return scan.findings.add("SECRET", "`ps e` prints process environments");
+    return scan.findings.readsSecret("`ps e` prints process environments");
   if (call.args.some((a) => /environ|^e$/.test(a.text) && a !== call.args[0]))
-    return scan.findings.add("SECRET", "`ps` prints process environments");
-  scan.findings.add("READ");
+    return scan.findings.readsSecret("`ps` prints process environments");
+  scan.findings.reads();
 };
 
 const compgen: Analyzer = (call, scan) => {
   if (call.args.some((a) => /^-[a-zA-Z]*[ve]/.test(a.text) || a.text === "-A"))
-    return scan.findings.add("SECRET", "`compgen` lists variables");
-  scan.findings.add("READ");
+    return scan.findings.readsSecret("`compgen` lists variables");
+  scan.findings.reads();
 };
 
 /** envsubst replaces `$NAME` in its input with the environment's values. */
@@ -42,15 +41,15 @@ const envsubst: Analyzer = (call, scan) => {
         .join(" ")
         .matchAll(/\$\{?([A-Za-z_][A-Za-z0-9_]{0,255})/g),
     ].map((m) => m[1] ?? "");
-    if (names.length > 0 && !names.some((n) => isCredentialVariable(n))) return scan.findings.add("READ");
+    if (names.length > 0 && !names.some((n) => isCredentialVariable(n))) return scan.findings.reads();
   }
-  scan.findings.add("SECRET", "`envsubst` writes environment values into its output");
+  scan.findings.readsSecret("`envsubst` writes environment values into its output");
 };
 
 function secretStore(what: string): Analyzer {
   return (call, scan) => {
-    if (onlyAsksVersion(call.args)) return scan.findings.add("READ");
-    scan.findings.add("SECRET", `\`${call.name}\` ${what}`);
+    if (onlyAsksVersion(call.args)) return scan.findings.reads();
+    scan.findings.readsSecret(`\`${call.name}\` ${what}`);
   };
 }
 
@@ -60,22 +59,22 @@ const gpg: Analyzer = (call, scan) => {
       /^--(export-secret|export-ssh-key|decrypt|show-session-key|list-packets)|^-[a-zA-Z]*d/.test(a.text),
     )
   )
-    scan.findings.add("SECRET", `\`${call.name}\` reveals secret keys or decrypted data`);
+    scan.findings.readsSecret(`\`${call.name}\` reveals secret keys or decrypted data`);
   if (
     call.args.some((a) =>
       /^--(send-keys|keyserver|recv-keys|refresh-keys|search-keys|fetch-keys|auto-key-locate)/.test(a.text),
     )
   )
-    scan.findings.add("EXIT", `\`${call.name}\` talks to a keyserver`);
-  scan.findings.add("WRITE", `runs \`${call.name}\``);
+    scan.findings.sends(`\`${call.name}\` talks to a keyserver`);
+  scan.findings.writes(`runs \`${call.name}\``);
   checkOperands(call.args, scan, "read");
 };
 
 const sshKeygen: Analyzer = (call, scan) => {
   const parsed = parseArgs(call.args, { shortWithValue: "abCDEfFIJjKmMnNOPrsStuUVwYz" });
   for (const file of parsed.values("f")) scan.path(file, parsed.has("y", "e", "l", "B") ? "read" : "write");
-  if (parsed.has("y") || parsed.has("e")) scan.findings.add("READ");
-  scan.findings.add("WRITE", "ssh-keygen writes key files");
+  if (parsed.has("y") || parsed.has("e")) scan.findings.reads();
+  scan.findings.writes("ssh-keygen writes key files");
 };
 
 export const ENVIRONMENT_ANALYZERS: Readonly<Record<string, Analyzer>> = {
@@ -101,8 +100,8 @@ export const ENVIRONMENT_ANALYZERS: Readonly<Record<string, Analyzer>> = {
   sops: secretStore("decrypts secrets"),
   age: (call, scan) => {
     if (call.args.some((a) => a.text === "-d" || a.text === "--decrypt"))
-      scan.findings.add("SECRET", "`age -d` decrypts data");
-    scan.findings.add("WRITE", "runs `age`");
+      scan.findings.readsSecret("`age -d` decrypts data");
+    scan.findings.writes("runs `age`");
     checkOperands(call.args, scan, "read");
   },
 };

@@ -3,10 +3,10 @@
 import { parseArgs } from "../shell-options.ts";
 import type { Analyzer, PathAccess } from "../shell-scan.ts";
 import { DYNAMIC, type ShellWord, syntheticWord } from "../shell-words.ts";
-import { checkOperands, MAX_PROGRAM_TEXT, onlyAsksVersion } from "./common.ts";
+import { checkOperands, distinct, FamilyBuilder, MAX_PROGRAM_TEXT, onlyAsksVersion } from "./common.ts";
 
 /** Programs whose operands are files they read and print or copy (content). */
-const CONTENT_READERS = [
+const CONTENT_READERS = distinct("content readers", [
   "cat",
   "tac",
   "head",
@@ -43,7 +43,6 @@ const CONTENT_READERS = [
   "lz4cat",
   "zless",
   "zmore",
-  "zgrep",
   "iconv",
   "pr",
   "look",
@@ -61,18 +60,15 @@ const CONTENT_READERS = [
   "wdiff",
   "vimdiff",
   "sum",
-  "dos2unix",
-  "unix2dos",
   "xmllint",
-  "tidy",
   "lsar",
   "cabextract",
   "pdftotext",
   "exiftool",
   "identify",
-];
+]);
 /** Programs that look at names, sizes, types or hashes only. */
-const STAT_READERS = [
+const STAT_READERS = distinct("stat readers", [
   "ls",
   "dir",
   "vdir",
@@ -151,11 +147,11 @@ const STAT_READERS = [
   "reset",
   "cowsay",
   "figlet",
-];
+]);
 
 function reader(access: PathAccess): Analyzer {
   return (call, scan) => {
-    scan.findings.add("READ");
+    scan.findings.reads();
     checkOperands(call.args, scan, access);
   };
 }
@@ -163,7 +159,7 @@ function reader(access: PathAccess): Analyzer {
 /** Every operand is a file the program writes (touch, mkdir, chmod's files…); `skip` leading operands are not. */
 function writer(skip = 0, access: PathAccess = "write"): Analyzer {
   return (call, scan) => {
-    scan.findings.add("WRITE", `runs \`${call.name}\``);
+    scan.findings.writes(`runs \`${call.name}\``);
     const parsed = parseArgs(call.args, {
       shortWithValue: call.name === "truncate" ? "sr" : call.name === "install" ? "gmoStM" : "",
     });
@@ -175,14 +171,14 @@ function writer(skip = 0, access: PathAccess = "write"): Analyzer {
 }
 
 const deleter: Analyzer = (call, scan) => {
-  scan.findings.add("WRITE", `runs \`${call.name}\``);
+  scan.findings.writes(`runs \`${call.name}\``);
   for (const operand of parseArgs(call.args).operands) scan.path(operand, "delete");
 };
 
 /** cp, mv, install, ln: sources are read (moved sources deleted), the destination written. */
 function copier(mode: "copy" | "move" | "link"): Analyzer {
   return (call, scan) => {
-    scan.findings.add("WRITE", `runs \`${call.name}\``);
+    scan.findings.writes(`runs \`${call.name}\``);
     const parsed = parseArgs(call.args, {
       shortWithValue: call.name === "install" ? "gmotSC" : "tS",
       longWithValue: [
@@ -235,13 +231,13 @@ function copier(mode: "copy" | "move" | "link"): Analyzer {
 }
 
 const tee: Analyzer = (call, scan) => {
-  scan.findings.add("WRITE", "tee writes files");
+  scan.findings.writes("tee writes files");
   for (const file of parseArgs(call.args, { longWithValue: ["output-error"] }).operands)
     scan.path(file, "write");
 };
 
 const dd: Analyzer = (call, scan) => {
-  scan.findings.add("READ");
+  scan.findings.reads();
   for (const arg of call.args) {
     const match = /^(if|of)=/.exec(arg.text);
     if (!match) continue;
@@ -249,14 +245,14 @@ const dd: Analyzer = (call, scan) => {
     const word: ShellWord = { text: forms[0] ?? "", forms, literal: arg.literal, source: arg.source };
     if (match[1] === "if") scan.path(word, "read");
     else {
-      scan.findings.add("WRITE", "dd writes a file");
+      scan.findings.writes("dd writes a file");
       scan.path(word, "write");
     }
   }
 };
 
 const split: Analyzer = (call, scan) => {
-  scan.findings.add("WRITE", `\`${call.name}\` writes pieces of a file`);
+  scan.findings.writes(`\`${call.name}\` writes pieces of a file`);
   const parsed = parseArgs(call.args, {
     shortWithValue: "abCdlnt",
     longWithValue: [
@@ -280,7 +276,7 @@ const split: Analyzer = (call, scan) => {
 };
 
 const sponge: Analyzer = (call, scan) => {
-  scan.findings.add("WRITE", "sponge writes a file");
+  scan.findings.writes("sponge writes a file");
   for (const file of parseArgs(call.args).operands) scan.path(file, "write");
 };
 
@@ -445,7 +441,7 @@ export function sedScriptEffects(script: string): SedEffects {
 }
 
 const sed: Analyzer = (call, scan) => {
-  if (onlyAsksVersion(call.args)) return scan.findings.add("READ");
+  if (onlyAsksVersion(call.args)) return scan.findings.reads();
   const parsed = parseArgs(call.args, {
     shortWithValue: "efl",
     longWithValue: ["expression", "file", "line-length"],
@@ -458,7 +454,7 @@ const sed: Analyzer = (call, scan) => {
   let operands = parsed.operands;
   if (scripts.length === 0 && scriptFiles.length === 0) {
     const first = operands[0];
-    if (!first) return scan.findings.add("READ");
+    if (!first) return scan.findings.reads();
     scripts.push(first);
     operands = operands.slice(1);
   }
@@ -472,13 +468,13 @@ const sed: Analyzer = (call, scan) => {
     if (effects.unknown) return scan.findings.opaque(`sed script the gate cannot read (${effects.unknown})`);
     if (effects.runs) return scan.findings.opaque(`sed runs a command (${effects.runs.slice(0, 80)})`);
     for (const file of effects.writes) {
-      scan.findings.add("WRITE", "sed script writes a file");
+      scan.findings.writes("sed script writes a file");
       scan.path(syntheticWord(file), "write");
     }
     for (const file of effects.reads) scan.path(syntheticWord(file), "read");
   }
-  if (inPlace) scan.findings.add("WRITE", "sed -i edits files in place");
-  else scan.findings.add("READ");
+  if (inPlace) scan.findings.writes("sed -i edits files in place");
+  else scan.findings.reads();
   for (const operand of operands) {
     scan.path(operand, "read");
     if (inPlace) scan.path(operand, "write");
@@ -508,14 +504,14 @@ const sort: Analyzer = (call, scan) => {
   if (parsed.has("compress-program")) return scan.findings.opaque("`sort --compress-program` runs a program");
   if (parsed.has("files0-from")) {
     for (const file of parsed.values("files0-from")) scan.path(file, "read");
-    scan.findings.add("SECRET", "sort reads files named in a list the gate cannot see");
+    scan.findings.readsSecret("sort reads files named in a list the gate cannot see");
   }
   for (const file of parsed.values("o", "output")) {
-    scan.findings.add("WRITE", "sort -o writes a file");
+    scan.findings.writes("sort -o writes a file");
     scan.path(file, "write");
   }
   for (const file of parsed.values("random-source")) scan.path(file, "read");
-  scan.findings.add("READ");
+  scan.findings.reads();
   for (const operand of parsed.operands) scan.path(operand, "read");
 };
 
@@ -524,11 +520,11 @@ const uniq: Analyzer = (call, scan) => {
     shortWithValue: "fsw",
     longWithValue: ["skip-fields", "skip-chars", "check-chars", "all-repeated", "group"],
   });
-  scan.findings.add("READ");
+  scan.findings.reads();
   const [input, output] = parsed.operands;
   if (input) scan.path(input, "read");
   if (output) {
-    scan.findings.add("WRITE", "uniq writes its output file");
+    scan.findings.writes("uniq writes its output file");
     scan.path(output, "write");
   }
 };
@@ -562,7 +558,7 @@ const diff: Analyzer = (call, scan) => {
     ],
     abbreviations: true,
   });
-  scan.findings.add("READ");
+  scan.findings.reads();
   const recursive = parsed.has("r", "recursive");
   for (const file of [...parsed.operands, ...parsed.values("from-file", "to-file", "X", "exclude-from")]) {
     scan.path(file, "read");
@@ -588,9 +584,11 @@ function tarArguments(args: readonly ShellWord[]): ShellWord[] {
 }
 
 const tar: Analyzer = (call, scan) => {
-  if (onlyAsksVersion(call.args)) return scan.findings.add("READ");
+  if (onlyAsksVersion(call.args)) return scan.findings.reads();
+  const bsd = call.name === "bsdtar";
   const parsed = parseArgs(tarArguments(call.args), {
-    shortWithValue: "fbLNTVXgKCIFH",
+    // bsdtar's -s takes a substitution; GNU tar's -s (same order) takes nothing.
+    shortWithValue: bsd ? "fbLNTVXgKCIFHs" : "fbLNTVXgKCIFH",
     longWithValue: [
       "file",
       "blocking-factor",
@@ -669,7 +667,7 @@ const tar: Analyzer = (call, scan) => {
   const archives = parsed.values("f", "file");
   for (const archive of archives) {
     if (/^[^/]*:/.test(archive.text) && !parsed.has("force-local"))
-      f.add("EXIT", `tar uses a remote archive (${archive.source})`);
+      f.sends(`tar uses a remote archive (${archive.source})`);
   }
   const directory = parsed.values("C", "directory").at(-1);
   const create = parsed.has("c", "create", "r", "append", "u", "update", "A", "catenate", "concatenate");
@@ -677,13 +675,13 @@ const tar: Analyzer = (call, scan) => {
   const toStdout = parsed.has("O", "to-stdout");
   for (const file of parsed.values("T", "files-from")) {
     scan.path(file, "read");
-    if (create) f.add("SECRET", "tar archives files listed in a file (the gate cannot see them)");
+    if (create) f.readsSecret("tar archives files listed in a file (the gate cannot see them)");
   }
   for (const file of parsed.values("X", "exclude-from")) scan.path(file, "read");
   for (const file of parsed.values("g", "listed-incremental", "index-file", "volno-file"))
     scan.path(file, "write");
   if (create) {
-    f.add("WRITE", "tar writes an archive");
+    f.writes("tar writes an archive");
     for (const archive of archives) scan.path(archive, "write");
     for (const member of parsed.operands) {
       const word =
@@ -696,22 +694,34 @@ const tar: Analyzer = (call, scan) => {
     return;
   }
   for (const archive of archives) scan.path(archive, "read");
-  if (extract && !toStdout) {
-    f.add("WRITE", "tar extracts files");
-    scan.treeWrite(directory, "tar -x");
-    if (parsed.has("P", "absolute-names")) f.add("EXIT", "tar extracts absolute paths anywhere");
-    return;
+  // The archive: -f's file (`-` is stdin), else stdin's redirect.
+  const named = archives.at(-1);
+  const archive = named && named.text !== "-" ? named : call.stdinFile;
+  if (extract && toStdout) return scan.printArchive(archive, call.name);
+  if (extract) {
+    f.writes("tar extracts files");
+    const strip = parsed.values("strip-components").at(-1);
+    return scan.extractArchive(archive, directory, call.name, {
+      ...(strip?.literal && /^\d+$/.test(strip.text) ? { strip: Number(strip.text) } : {}),
+      absolute: parsed.has("P", "absolute-names"),
+      transforms: parsed.values("transform", "xform", ...(bsd ? ["s"] : [])),
+    });
   }
-  f.add("READ");
+  f.reads();
 };
 
 const unzip: Analyzer = (call, scan) => {
   const parsed = parseArgs(call.args, { shortWithValue: "dxP" });
   const [archive] = parsed.operands;
   if (archive) scan.path(archive, "read");
-  if (parsed.has("l", "t", "v", "Z", "z", "p", "c")) return scan.findings.add("READ");
-  scan.findings.add("WRITE", "unzip extracts files");
-  scan.treeWrite(parsed.values("d").at(-1), "unzip");
+  if (parsed.has("p", "c")) return scan.printArchive(archive, call.name);
+  if (parsed.has("l", "t", "v", "Z", "z")) return scan.findings.reads();
+  scan.findings.writes("unzip extracts files");
+  // `-:` keeps "../" in names; `-j` keeps base names only.
+  scan.extractArchive(archive, parsed.values("d").at(-1), call.name, {
+    absolute: call.args.some((a) => a.text === "-:"),
+    junkPaths: parsed.has("j"),
+  });
 };
 
 const zip: Analyzer = (call, scan) => {
@@ -725,7 +735,7 @@ const zip: Analyzer = (call, scan) => {
     call.args.some((a) => a.text === "-TT" || a.text.startsWith("--unzip-command"))
   )
     return scan.findings.opaque("`zip -TT` runs a test command");
-  scan.findings.add("WRITE", "zip writes an archive");
+  scan.findings.writes("zip writes an archive");
   const [archive, ...members] = parsed.operands;
   if (archive) scan.path(archive, "write");
   const recursive = parsed.has("r", "R", "recurse-paths");
@@ -733,7 +743,7 @@ const zip: Analyzer = (call, scan) => {
     scan.path(member, "read");
     if (recursive) scan.recursiveRead(member, "zip");
   }
-  if (call.stdinIsData || parsed.has("@")) scan.findings.add("SECRET", "zip archives files named on stdin");
+  if (call.stdinIsData || parsed.has("@")) scan.findings.readsSecret("zip archives files named on stdin");
 };
 
 const sevenZip: Analyzer = (call, scan) => {
@@ -745,7 +755,7 @@ const sevenZip: Analyzer = (call, scan) => {
     case "x":
     case "e": {
       const output = call.args.find((a) => a.text.startsWith("-o"));
-      scan.findings.add("WRITE", "7z extracts files");
+      scan.findings.writes("7z extracts files");
       return scan.treeWrite(
         output ? syntheticWord(output.text.slice(2), output.literal) : undefined,
         `${call.name} ${command.text}`,
@@ -753,11 +763,11 @@ const sevenZip: Analyzer = (call, scan) => {
     }
     case "a":
     case "u":
-      scan.findings.add("WRITE", "7z writes an archive");
+      scan.findings.writes("7z writes an archive");
       for (const member of parsed.operands.slice(1)) scan.recursiveRead(member, call.name);
       return;
     default:
-      scan.findings.add("READ");
+      scan.findings.reads();
   }
 };
 
@@ -779,15 +789,15 @@ const cpio: Analyzer = (call, scan) => {
   });
   if (parsed.has("rsh-command")) return scan.findings.opaque("cpio runs a remote shell command");
   for (const archive of parsed.values("F", "I", "O", "file"))
-    if (/^[^/]*:/.test(archive.text)) scan.findings.add("EXIT", "cpio uses a remote archive");
+    if (/^[^/]*:/.test(archive.text)) scan.findings.sends("cpio uses a remote archive");
   if (parsed.has("o", "create"))
-    return scan.findings.add("SECRET", "cpio archives files named on stdin (the gate cannot see them)");
+    return scan.findings.readsSecret("cpio archives files named on stdin (the gate cannot see them)");
   if (parsed.has("p", "pass-through")) {
-    scan.findings.add("SECRET", "cpio copies files named on stdin");
+    scan.findings.readsSecret("cpio copies files named on stdin");
     return scan.treeWrite(parsed.operands[0], "cpio -p");
   }
   if (parsed.has("i", "extract")) return scan.treeWrite(parsed.values("D", "directory").at(-1), "cpio -i");
-  scan.findings.add("READ");
+  scan.findings.reads();
 };
 
 const ar: Analyzer = (call, scan) => {
@@ -795,18 +805,24 @@ const ar: Analyzer = (call, scan) => {
   const archive = call.args[1];
   if (archive) scan.path(archive, /[rqdm]/.test(mode) ? "write" : "read");
   if (/x/.test(mode.replace(/^-/, ""))) {
-    scan.findings.add("WRITE", "ar extracts members");
+    scan.findings.writes("ar extracts members");
     return scan.treeWrite(undefined, "ar x");
   }
   for (const member of call.args.slice(2)) scan.path(member, "read");
-  scan.findings.add(/[rqdm]/.test(mode) ? "WRITE" : "READ");
+  if (/[rqdm]/.test(mode)) scan.findings.writes("ar changes an archive");
+  else scan.findings.reads();
 };
 
 const jar: Analyzer = (call, scan) => {
   const mode = call.args[0]?.text ?? "";
-  if (/x/.test(mode)) return scan.treeWrite(undefined, "jar x");
+  if (/x/.test(mode)) {
+    const archive = /f/.test(mode) ? call.args[1] : call.stdinFile;
+    if (archive) scan.path(archive, "read");
+    return scan.extractArchive(archive, undefined, "jar x");
+  }
   for (const operand of call.args.slice(1)) scan.path(operand, "read");
-  scan.findings.add(/[cu]/.test(mode) ? "WRITE" : "READ");
+  if (/[cu]/.test(mode)) scan.findings.writes("jar writes an archive");
+  else scan.findings.reads();
 };
 
 /** GNU patch writes the files the patch names (it does not refuse `.git/`): the gate cannot list them. */
@@ -835,12 +851,19 @@ const patch: Analyzer = (call, scan) => {
   });
   for (const file of parsed.values("i", "input")) scan.path(file, "read");
   for (const file of parsed.values("o", "output", "r", "reject-file")) scan.path(file, "write");
-  if (parsed.has("dry-run", "C", "check")) return scan.findings.add("READ");
-  scan.findings.add("WRITE", "patch edits files");
+  if (parsed.has("dry-run", "C", "check")) return scan.findings.reads();
+  scan.findings.writes("patch edits files");
   const [original, patchFile] = parsed.operands;
   if (patchFile) scan.path(patchFile, "read");
   if (original && !parsed.has("o", "output")) scan.path(original, "write");
-  if (!original) scan.treeWrite(parsed.values("d", "directory").at(-1), "patch");
+  if (original) return;
+  const strip = parsed.values("p", "strip").at(-1);
+  scan.applyPatch(
+    parsed.values("i", "input").at(-1) ?? call.stdinFile,
+    parsed.values("d", "directory").at(-1),
+    "patch",
+    strip?.literal && /^\d+$/.test(strip.text) ? Number(strip.text) : undefined,
+  );
 };
 
 /** gzip and friends compress or decompress in place: operands are written; -c/-t/-l only read. */
@@ -851,7 +874,8 @@ const compressor: Analyzer = (call, scan) => {
     abbreviations: true,
   });
   const readOnly = parsed.has("c", "stdout", "to-stdout", "t", "test", "l", "list") || /cat$/.test(call.name);
-  scan.findings.add(readOnly ? "READ" : "WRITE", readOnly ? undefined : `\`${call.name}\` rewrites files`);
+  if (readOnly) scan.findings.reads();
+  else scan.findings.writes(`\`${call.name}\` rewrites files`);
   for (const operand of parsed.operands) {
     scan.path(operand, "read");
     if (!readOnly) scan.path(operand, "write");
@@ -887,7 +911,7 @@ const grep: Analyzer = (call, scan) => {
     ],
     abbreviations: true,
   });
-  scan.findings.add("READ");
+  scan.findings.reads();
   for (const file of parsed.values("f", "file", "exclude-from")) scan.path(file, "read");
   const patternGiven = parsed.has("e", "regexp", "f", "file");
   const files = patternGiven ? parsed.operands : parsed.operands.slice(1);
@@ -946,7 +970,7 @@ const rg: Analyzer = (call, scan) => {
   });
   if (parsed.has("pre")) return scan.findings.opaque("`rg --pre` runs a program on every file");
   if (parsed.has("hostname-bin")) return scan.findings.opaque("`rg --hostname-bin` runs a program");
-  scan.findings.add("READ");
+  scan.findings.reads();
   for (const file of parsed.values("f", "file", "ignore-file")) scan.path(file, "read");
   const patternGiven = parsed.has("e", "regexp", "f", "file") || parsed.has("files", "type-list");
   const paths = patternGiven ? parsed.operands : parsed.operands.slice(1);
@@ -1018,10 +1042,10 @@ const find: Analyzer = (call, scan) => {
       scan.command(payload, { stdinIsData: false });
       k = end;
     } else if (text === "-delete") {
-      f.add("WRITE", "find -delete removes files");
+      f.writes("find -delete removes files");
       scan.path(found(), "delete");
     } else if (["-fprint", "-fprint0", "-fprintf", "-fls"].includes(text)) {
-      f.add("WRITE", `find ${text} writes a file`);
+      f.writes(`find ${text} writes a file`);
       const file = expression[k + 1];
       if (file) scan.path(file, "write");
     } else if (text === "-files0-from") {
@@ -1034,10 +1058,10 @@ const find: Analyzer = (call, scan) => {
           pattern.replace(/^\*\//, ""),
         )
       )
-        f.add("SECRET", `find looks for credential files (${pattern})`);
+        f.readsSecret(`find looks for credential files (${pattern})`);
     }
   }
-  f.add("READ");
+  f.reads();
 };
 
 /** Replaces `{}` in a word with what it stands for (each form of `value`). */
@@ -1072,7 +1096,7 @@ const fd: Analyzer = (call, scan) => {
     ],
     abbreviations: true,
   });
-  scan.findings.add("READ");
+  scan.findings.reads();
   const roots = parsed.operands.slice(1);
   for (const root of roots) scan.path(root, "stat");
   if (exec !== -1) {
@@ -1124,7 +1148,7 @@ const less: Analyzer = (call, scan) => {
   if (parsed.has("k", "lesskey-file", "lesskey-src"))
     return scan.findings.opaque("less loads key bindings that can run commands");
   for (const file of parsed.values("o", "O", "log-file", "LOG-FILE")) scan.path(file, "write");
-  scan.findings.add("READ");
+  scan.findings.reads();
   for (const file of parsed.operands) scan.path(file, "read");
 };
 
@@ -1150,7 +1174,7 @@ const man: Analyzer = (call, scan) => {
   });
   if (parsed.has("P", "pager", "H", "html", "browser", "p", "preprocessor", "C", "config-file"))
     return scan.findings.opaque("man runs a pager, browser or preprocessor the command chose");
-  scan.findings.add("READ");
+  scan.findings.reads();
   if (parsed.has("l", "local-file")) for (const file of parsed.operands) scan.path(file, "read");
 };
 
@@ -1173,7 +1197,7 @@ const VIM_COMMAND_OPTIONS = [
 ];
 
 const vim: Analyzer = (call, scan) => {
-  if (onlyAsksVersion(call.args)) return scan.findings.add("READ");
+  if (onlyAsksVersion(call.args)) return scan.findings.reads();
   const parsed = parseArgs(call.args, {
     shortWithValue: "cSsuUwWiTtqrV",
     longWithValue: ["cmd", "remote", "remote-send", "remote-expr", "servername", "startuptime", "log"],
@@ -1182,7 +1206,7 @@ const vim: Analyzer = (call, scan) => {
   const exMode = parsed.has("e", "E") || call.name === "ex";
   if (plusCommand || VIM_COMMAND_OPTIONS.some((o) => parsed.has(o)) || exMode)
     return scan.findings.opaque(`\`${call.name}\` runs editor commands (\`:!\` runs a shell)`);
-  scan.findings.add("WRITE", `\`${call.name}\` edits files`);
+  scan.findings.writes(`\`${call.name}\` edits files`);
   for (const file of parsed.operands) {
     scan.path(file, "read");
     scan.path(file, "write");
@@ -1196,14 +1220,14 @@ const emacs: Analyzer = (call, scan) => {
     )
   )
     return scan.findings.opaque(`\`${call.name}\` evaluates Lisp (which can run commands)`);
-  scan.findings.add("WRITE", `\`${call.name}\` edits files`);
+  scan.findings.writes(`\`${call.name}\` edits files`);
   checkOperands(call.args, scan, "write");
 };
 
 const nano: Analyzer = (call, scan) => {
   if (call.args.some((a) => /^(--rcfile|-f|--speller|-s)/.test(a.text)))
     return scan.findings.opaque("nano loads configuration or a speller program");
-  scan.findings.add("WRITE", "nano edits files");
+  scan.findings.writes("nano edits files");
   checkOperands(call.args, scan, "write");
 };
 
@@ -1211,104 +1235,100 @@ const nano: Analyzer = (call, scan) => {
 const ed: Analyzer = (call, scan) => {
   if (call.stdinIsData)
     return scan.findings.opaque(`\`${call.name}\` runs editor commands from stdin (\`!\` runs a shell)`);
-  scan.findings.add("WRITE", `\`${call.name}\` edits files`);
+  scan.findings.writes(`\`${call.name}\` edits files`);
   checkOperands(call.args, scan, "write");
 };
 
-function tagged(map: Record<string, Analyzer>, names: readonly string[], analyzer: Analyzer) {
-  for (const name of names) map[name] = analyzer;
-}
-
-const FILE_TOOLS: Record<string, Analyzer> = {};
-tagged(FILE_TOOLS, CONTENT_READERS, reader("read"));
-tagged(FILE_TOOLS, STAT_READERS, reader("stat"));
-tagged(
-  FILE_TOOLS,
-  ["touch", "mkdir", "mkfifo", "mknod", "truncate", "chattr", "shred", "dos2unix", "unix2dos", "tidy"],
-  writer(),
-);
-tagged(FILE_TOOLS, ["chmod", "chown", "chgrp", "setfacl"], writer(1));
-tagged(FILE_TOOLS, ["rm", "rmdir", "unlink"], deleter);
-tagged(
-  FILE_TOOLS,
-  [
-    "gzip",
-    "gunzip",
-    "bzip2",
-    "bunzip2",
-    "xz",
-    "unxz",
-    "zstd",
-    "unzstd",
-    "lz4",
-    "lzma",
-    "unlzma",
-    "compress",
-    "uncompress",
-    "brotli",
-    "pigz",
-    "pbzip2",
-  ],
-  compressor,
-);
-Object.assign(FILE_TOOLS, {
-  cp: copier("copy"),
-  install: copier("copy"),
-  mv: copier("move"),
-  ln: copier("link"),
-  link: copier("link"),
-  tee,
-  dd,
-  split,
-  csplit: split,
-  sponge,
-  sed,
-  gsed: sed,
-  sort,
-  uniq,
-  diff,
-  tar,
-  gtar: tar,
-  bsdtar: tar,
-  unzip,
-  zip,
-  "7z": sevenZip,
-  "7za": sevenZip,
-  "7zz": sevenZip,
-  cpio,
-  ar,
-  jar,
-  patch,
-  grep,
-  egrep: grep,
-  fgrep: grep,
-  zgrep: grep,
-  ugrep: grep,
-  rg,
-  ag: rg,
-  ack: grep,
-  find,
-  gfind: find,
-  fd,
-  fdfind: fd,
-  less,
-  more: less,
-  most: less,
-  pg: less,
-  man,
-  vim,
-  vi: vim,
-  nvim: vim,
-  view: vim,
-  gvim: vim,
-  ex: vim,
-  rvim: vim,
-  emacs,
-  emacsclient: emacs,
-  nano,
-  pico: nano,
-  ed,
-  red: ed,
-});
+const FILE_TOOLS = new FamilyBuilder("file-tools")
+  .add(CONTENT_READERS, reader("read"))
+  .add(STAT_READERS, reader("stat"))
+  // dos2unix and unix2dos convert in place; tidy rewrites with -m and writes -o files.
+  .add(
+    ["touch", "mkdir", "mkfifo", "mknod", "truncate", "chattr", "shred", "dos2unix", "unix2dos", "tidy"],
+    writer(),
+  )
+  .add(["chmod", "chown", "chgrp", "setfacl"], writer(1))
+  .add(["rm", "rmdir", "unlink"], deleter)
+  .add(
+    [
+      "gzip",
+      "gunzip",
+      "bzip2",
+      "bunzip2",
+      "xz",
+      "unxz",
+      "zstd",
+      "unzstd",
+      "lz4",
+      "lzma",
+      "unlzma",
+      "compress",
+      "uncompress",
+      "brotli",
+      "pigz",
+      "pbzip2",
+    ],
+    compressor,
+  )
+  .addAll({
+    cp: copier("copy"),
+    install: copier("copy"),
+    mv: copier("move"),
+    ln: copier("link"),
+    link: copier("link"),
+    tee,
+    dd,
+    split,
+    csplit: split,
+    sponge,
+    sed,
+    gsed: sed,
+    sort,
+    uniq,
+    diff,
+    tar,
+    gtar: tar,
+    bsdtar: tar,
+    unzip,
+    zip,
+    "7z": sevenZip,
+    "7za": sevenZip,
+    "7zz": sevenZip,
+    cpio,
+    ar,
+    jar,
+    patch,
+    grep,
+    egrep: grep,
+    fgrep: grep,
+    zgrep: grep,
+    ugrep: grep,
+    rg,
+    ag: rg,
+    ack: grep,
+    find,
+    gfind: find,
+    fd,
+    fdfind: fd,
+    less,
+    more: less,
+    most: less,
+    pg: less,
+    man,
+    vim,
+    vi: vim,
+    nvim: vim,
+    view: vim,
+    gvim: vim,
+    ex: vim,
+    rvim: vim,
+    emacs,
+    emacsclient: emacs,
+    nano,
+    pico: nano,
+    ed,
+    red: ed,
+  })
+  .build();
 
 export const FILE_TOOL_ANALYZERS: Readonly<Record<string, Analyzer>> = FILE_TOOLS;

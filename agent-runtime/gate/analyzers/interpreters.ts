@@ -1,6 +1,6 @@
 // Interpreters: code on the command line is opaque; a script file is local code (class 7); code from stdin is
 // opaque. Also awk (whose programs can run commands) and sqlite3 (whose dot-commands can).
-import type { LocalCodeKind } from "../gate-classes.ts";
+import type { LocalCodeKind } from "../effects.ts";
 import { parseArgs } from "../shell-options.ts";
 import type { Analyzer, ProgramCall, Scan } from "../shell-scan.ts";
 import { type ShellWord, syntheticWord } from "../shell-words.ts";
@@ -64,19 +64,19 @@ const PYTHON_MODULES: Record<string, (call: ProgramCall, scan: Scan, rest: reado
   profile: (call, scan, rest) => profiled(call, scan, rest),
   trace: (call, scan, rest) => profiled(call, scan, rest),
   runpy: (call, scan, rest) => profiled(call, scan, rest),
-  webbrowser: (call, scan) => scan.findings.add("EXIT", `\`${call.name} -m webbrowser\` opens a URL`),
-  smtplib: (call, scan) => scan.findings.add("EXIT", `\`${call.name} -m smtplib\` sends mail`),
-  ftplib: (call, scan) => scan.findings.add("EXIT", `\`${call.name} -m ftplib\` connects to an FTP server`),
-  telnetlib: (call, scan) => scan.findings.add("EXIT", `\`${call.name} -m telnetlib\` opens a connection`),
-  poplib: (call, scan) => scan.findings.add("EXIT", `\`${call.name} -m poplib\` connects to a mail server`),
-  imaplib: (call, scan) => scan.findings.add("EXIT", `\`${call.name} -m imaplib\` connects to a mail server`),
-  nntplib: (call, scan) => scan.findings.add("EXIT", `\`${call.name} -m nntplib\` connects to a news server`),
+  webbrowser: (call, scan) => scan.findings.sends(`\`${call.name} -m webbrowser\` opens a URL`),
+  smtplib: (call, scan) => scan.findings.sends(`\`${call.name} -m smtplib\` sends mail`),
+  ftplib: (call, scan) => scan.findings.sends(`\`${call.name} -m ftplib\` connects to an FTP server`),
+  telnetlib: (call, scan) => scan.findings.sends(`\`${call.name} -m telnetlib\` opens a connection`),
+  poplib: (call, scan) => scan.findings.sends(`\`${call.name} -m poplib\` connects to a mail server`),
+  imaplib: (call, scan) => scan.findings.sends(`\`${call.name} -m imaplib\` connects to a mail server`),
+  nntplib: (call, scan) => scan.findings.sends(`\`${call.name} -m nntplib\` connects to a news server`),
   zipfile: (call, scan, rest) => archiveModule(call, scan, rest),
   tarfile: (call, scan, rest) => archiveModule(call, scan, rest),
   pydoc: (call, scan, rest) => {
     if (rest.some((a) => /^-[a-zA-Z]*[pb]/.test(a.text))) return serverFinding(scan, `${call.name} -m pydoc`);
     checkOperands(rest, scan, "operand");
-    scan.findings.add("READ");
+    scan.findings.reads();
   },
 };
 for (const server of [
@@ -120,7 +120,7 @@ function archiveModule(call: ProgramCall, scan: Scan, rest: readonly ShellWord[]
     return scan.treeWrite(rest[extract + 2], `${call.name} -m zipfile -e`);
   }
   checkOperands(rest, scan, "read");
-  scan.findings.add("WRITE", `runs \`${call.name} -m\` on archives`);
+  scan.findings.writes(`runs \`${call.name} -m\` on archives`);
 }
 
 function pythonModule(call: ProgramCall, scan: Scan, module: ShellWord, rest: readonly ShellWord[]) {
@@ -132,7 +132,7 @@ function pythonModule(call: ProgramCall, scan: Scan, module: ShellWord, rest: re
     const local = `${module.text.replaceAll(".", "/")}.py`;
     scan.localCode("python", `${call.name} -m ${module.text}`, [syntheticWord(local)]);
   } else {
-    scan.findings.add("WRITE", `runs the Python module ${module.source}`);
+    scan.findings.writes(`runs the Python module ${module.source}`);
   }
   checkOperands(rest, scan, "operand");
 }
@@ -140,7 +140,7 @@ function pythonModule(call: ProgramCall, scan: Scan, module: ShellWord, rest: re
 const PYTHON_FLAGS_WITH_VALUE = "WXQ";
 
 const python: Analyzer = (call, scan) => {
-  if (onlyAsksVersion(call.args)) return scan.findings.add("READ");
+  if (onlyAsksVersion(call.args)) return scan.findings.reads();
   const args = call.args;
   for (let i = 0; i < args.length; i++) {
     const arg = args[i];
@@ -220,7 +220,7 @@ const NODE_WITH_VALUE = [
 ];
 
 const node: Analyzer = (call, scan) => {
-  if (onlyAsksVersion(call.args)) return scan.findings.add("READ");
+  if (onlyAsksVersion(call.args)) return scan.findings.reads();
   const parsed = parseArgs(call.args, {
     shortWithValue: "rpeC",
     longWithValue: NODE_WITH_VALUE,
@@ -241,10 +241,7 @@ const node: Analyzer = (call, scan) => {
   const target = parsed.get("run")?.value;
   if (target) {
     if (!target.literal || SHIPPING_NAME.test(target.text))
-      scan.findings.add(
-        "EXIT",
-        `\`${call.name} --run ${target.source}\` runs a script that may deploy or publish`,
-      );
+      scan.findings.sends(`\`${call.name} --run ${target.source}\` runs a script that may deploy or publish`);
     return scan.localCode(
       "package-script",
       `${call.name} --run`,
@@ -262,7 +259,7 @@ const node: Analyzer = (call, scan) => {
   }
   const script = parsed.operands[0];
   if (!script || script.text === "-") {
-    if (parsed.has("i", "interactive") && !call.stdinIsData) return scan.findings.add("READ");
+    if (parsed.has("i", "interactive") && !call.stdinIsData) return scan.findings.reads();
     return codeFromStdin(call, scan);
   }
   runsScript(call, scan, "node", script, parsed.operands.slice(1));
@@ -276,12 +273,12 @@ function nodeModuleSpecifier(call: ProgramCall, scan: Scan, module: ShellWord) {
       `\`${call.name}\` loads inline or remote code (${module.source.slice(0, 60)})`,
     );
   if (/^(\.{0,2}\/|~|file:)/.test(module.text)) return scan.localCode("node", call.name, [module]);
-  scan.findings.add("WRITE", `\`${call.name}\` preloads the package ${module.text}`);
+  scan.findings.writes(`\`${call.name}\` preloads the package ${module.text}`);
 }
 
 /** tsx, ts-node, esno…: node with a TypeScript loader. */
 const nodeRunner: Analyzer = (call, scan) => {
-  if (onlyAsksVersion(call.args)) return scan.findings.add("READ");
+  if (onlyAsksVersion(call.args)) return scan.findings.reads();
   const parsed = parseArgs(call.args, {
     shortWithValue: "rpeC",
     longWithValue: [...NODE_WITH_VALUE, "tsconfig", "project", "compiler"],
@@ -297,7 +294,7 @@ const nodeRunner: Analyzer = (call, scan) => {
 };
 
 const deno: Analyzer = (call, scan) => {
-  if (onlyAsksVersion(call.args)) return scan.findings.add("READ");
+  if (onlyAsksVersion(call.args)) return scan.findings.reads();
   const parsed = parseArgs(call.args, {
     shortWithValue: "c",
     longWithValue: ["config", "import-map", "location", "cert", "env-file", "lock", "reload"],
@@ -331,9 +328,9 @@ const deno: Analyzer = (call, scan) => {
     case "serve":
       return serverFinding(scan, "deno serve");
     case "publish":
-      return scan.findings.add("EXIT", "`deno publish` publishes a package");
+      return scan.findings.sends("`deno publish` publishes a package");
     case "deploy":
-      return scan.findings.add("EXIT", "`deno deploy` deploys code");
+      return scan.findings.sends("`deno deploy` deploys code");
     case "task":
       return scan.localCode(
         "package-script",
@@ -363,7 +360,7 @@ const deno: Analyzer = (call, scan) => {
     case "clean":
     case "coverage":
     case "vendor":
-      scan.findings.add("WRITE", `\`deno ${sub.text}\``);
+      scan.findings.writes(`\`deno ${sub.text}\``);
       return checkOperands(rest, scan, "operand");
     case "run":
     case "watch": {
@@ -395,7 +392,7 @@ interface ScriptInterpreter {
 
 function scriptInterpreter(spec: ScriptInterpreter): Analyzer {
   return (call, scan) => {
-    if (onlyAsksVersion(call.args)) return scan.findings.add("READ");
+    if (onlyAsksVersion(call.args)) return scan.findings.reads();
     const parsed = parseArgs(call.args, {
       shortWithValue: spec.shortWithValue ?? "",
       longWithValue: spec.longWithValue,
@@ -421,7 +418,7 @@ function scriptInterpreter(spec: ScriptInterpreter): Analyzer {
  * with suffix "e", so the next word is a script, not code).
  */
 const perl: Analyzer = (call, scan) => {
-  if (onlyAsksVersion(call.args)) return scan.findings.add("READ");
+  if (onlyAsksVersion(call.args)) return scan.findings.reads();
   const args = call.args;
   for (let i = 0; i < args.length; i++) {
     const arg = args[i];
@@ -473,7 +470,7 @@ const php: Analyzer = (call, scan) => {
   if (parsed.has("d", "c", "z"))
     return scan.findings.opaque("`php` loads configuration or extensions that can run code");
   if (parsed.has("a")) return codeFromStdin(call, scan);
-  if (onlyAsksVersion(call.args) || parsed.has("v", "m", "i", "h", "l")) return scan.findings.add("READ");
+  if (onlyAsksVersion(call.args) || parsed.has("v", "m", "i", "h", "l")) return scan.findings.reads();
   const file = parsed.get("f", "F")?.value ?? parsed.operands[0];
   if (!file) return codeFromStdin(call, scan);
   runsScript(call, scan, "php", file, parsed.operands.slice(file === parsed.operands[0] ? 1 : 0));
@@ -481,7 +478,7 @@ const php: Analyzer = (call, scan) => {
 
 /** awk family: the program text decides; `-f` files are local code; gawk can load libraries. */
 const awk: Analyzer = (call, scan) => {
-  if (onlyAsksVersion(call.args)) return scan.findings.add("READ");
+  if (onlyAsksVersion(call.args)) return scan.findings.reads();
   const parsed = parseArgs(call.args, {
     shortWithValue: "FvfeilEW",
     longWithValue: ["field-separator", "assign", "file", "source", "include", "load", "exec"],
@@ -508,17 +505,17 @@ const awk: Analyzer = (call, scan) => {
     const effects = awkProgramEffects(program.text);
     if (effects.runs && !sandboxed)
       return scan.findings.opaque(`\`${call.name}\` program runs commands (${effects.runs})`);
-    if (effects.environ) scan.findings.add("SECRET", `\`${call.name}\` reads ENVIRON`);
+    if (effects.environ) scan.findings.readsSecret(`\`${call.name}\` reads ENVIRON`);
     if (effects.writes && !sandboxed) {
-      scan.findings.add("WRITE", `\`${call.name}\` program writes files`);
+      scan.findings.writes(`\`${call.name}\` program writes files`);
       if (effects.writeTargets)
         for (const file of effects.writeTargets) scan.path(syntheticWord(file), "write");
-      else scan.findings.add("UNKNOWN", `\`${call.name}\` program writes files it names at run time`);
+      else scan.findings.writesUnlisted(`\`${call.name}\` program writes files it names at run time`);
     }
     if (effects.reads)
-      scan.findings.add("SECRET", `\`${call.name}\` program reads files it names at run time (getline <)`);
+      scan.findings.readsSecret(`\`${call.name}\` program reads files it names at run time (getline <)`);
   }
-  scan.findings.add("READ");
+  scan.findings.reads();
   for (const operand of operands) {
     if (/^[A-Za-z_][A-Za-z0-9_]*=/.test(operand.text)) continue; // var=value assignment operand
     scan.path(operand, "read");
@@ -627,7 +624,7 @@ export function awkProgramEffects(program: string): AwkEffects {
 
 /** sqlite3: SQL and dot-commands on the command line; `.shell`, `.system`, pipes and extensions run code. */
 const sqlite3: Analyzer = (call, scan) => {
-  if (onlyAsksVersion(call.args)) return scan.findings.add("READ");
+  if (onlyAsksVersion(call.args)) return scan.findings.reads();
   const parsed = parseArgs(call.args, {
     singleDashLong: true,
     longWithValue: [
@@ -649,14 +646,14 @@ const sqlite3: Analyzer = (call, scan) => {
   if (parsed.has("init")) return scan.findings.opaque("`sqlite3 -init` runs commands from a file");
   if (parsed.has("safe")) {
     checkOperands(parsed.operands.slice(0, 1), scan, "write");
-    return scan.findings.add("WRITE", "sqlite3 --safe");
+    return scan.findings.writes("sqlite3 --safe");
   }
   const [database, ...sql] = parsed.operands;
   const statements = [...parsed.values("cmd"), ...sql];
   if (database) scan.path(database, "write");
   if (statements.length === 0) {
     if (call.stdinIsData) return codeFromStdin(call, scan);
-    return scan.findings.add("WRITE", "sqlite3 opens a database");
+    return scan.findings.writes("sqlite3 opens a database");
   }
   for (const statement of statements) {
     if (!statement.literal) return scan.findings.opaque("`sqlite3` runs SQL computed at run time");
@@ -665,7 +662,7 @@ const sqlite3: Analyzer = (call, scan) => {
     const reason = sqliteReach(statement.text);
     if (reason) return scan.findings.opaque(`\`sqlite3\` ${reason}`);
   }
-  scan.findings.add("WRITE", "sqlite3 runs SQL on a local database");
+  scan.findings.writes("sqlite3 runs SQL on a local database");
 };
 
 const SQLITE_SAFE_DOT_COMMANDS = new Set([
@@ -750,9 +747,9 @@ const jq: Analyzer = (call, scan) => {
         filter.text.slice(0, 65536),
       )
     )
-      scan.findings.add("SECRET", `\`${call.name}\` filter reads the environment or files`);
+      scan.findings.readsSecret(`\`${call.name}\` filter reads the environment or files`);
   }
-  scan.findings.add("READ");
+  scan.findings.reads();
   checkOperands(filter ? operands.slice(1) : operands, scan, "read");
 };
 

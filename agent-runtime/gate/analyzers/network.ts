@@ -5,7 +5,14 @@ import { credentialLike } from "../credential-variables.ts";
 import { type ParsedArgs, parseArgs } from "../shell-options.ts";
 import type { Analyzer, Scan } from "../shell-scan.ts";
 import { type ShellWord, syntheticWord } from "../shell-words.ts";
-import { checkOperands, exitOnComputedArguments, onlyAsksVersion, remoteTool, textAt } from "./common.ts";
+import {
+  checkOperands,
+  distinct,
+  exitOnComputedArguments,
+  onlyAsksVersion,
+  remoteTool,
+  textAt,
+} from "./common.ts";
 import { serverFinding } from "./servers.ts";
 
 const SAFE_METHODS = /^(GET|HEAD|OPTIONS)$/i;
@@ -31,7 +38,7 @@ function formFile(value: ShellWord): ShellWord | undefined {
 // ---- curl ----
 
 const CURL_SHORT_WITH_VALUE = "bcCdDeEFhHKmoPQrtTuUwxXyYzA";
-const CURL_LONG_WITH_VALUE = [
+const CURL_LONG_WITH_VALUE = distinct("curl options with a value", [
   "abstract-unix-socket",
   "alt-svc",
   "aws-sigv4",
@@ -174,10 +181,10 @@ const CURL_LONG_WITH_VALUE = [
   "expand-header",
   "expand-output",
   "ech",
-  "ip-tos",
+
   "vlan-priority",
   "knownhosts",
-];
+]);
 /** Options whose presence sends data (a body, an upload, mail). */
 const CURL_SENDS = [
   "d",
@@ -250,26 +257,25 @@ const CURL_REROUTES = [
 ];
 
 const curl: Analyzer = (call, scan) => {
-  if (onlyAsksVersion(call.args)) return scan.findings.add("READ");
+  if (onlyAsksVersion(call.args)) return scan.findings.reads();
   const parsed = parseArgs(call.args, {
     shortWithValue: CURL_SHORT_WITH_VALUE,
     longWithValue: CURL_LONG_WITH_VALUE,
     abbreviations: true,
   });
   const f = scan.findings;
-  f.add("READ");
+  f.reads();
   exitOnComputedArguments(call, scan);
   if (parsed.has("K", "config")) f.opaque("curl reads options from a config file");
-  if (parsed.has(...CURL_SENDS)) f.add("EXIT", "curl uploads or posts data");
+  if (parsed.has(...CURL_SENDS)) f.sends("curl uploads or posts data");
   for (const method of parsed.values("X", "request"))
-    if (!method.literal || !SAFE_METHODS.test(method.text))
-      f.add("EXIT", `curl sends a ${method.source} request`);
+    if (!method.literal || !SAFE_METHODS.test(method.text)) f.sends(`curl sends a ${method.source} request`);
   if (parsed.has("variable") || parsed.options.some((o) => o.long && o.name.startsWith("expand")))
-    f.add("EXIT", "curl builds the request from variables (which can hold file contents)");
+    f.sends("curl builds the request from variables (which can hold file contents)");
   if (parsed.has(...CURL_REROUTES))
-    f.add("EXIT", "curl sends the request through a proxy or resolver the command chose");
+    f.sends("curl sends the request through a proxy or resolver the command chose");
   if (parsed.has("unix-socket", "abstract-unix-socket"))
-    f.add("EXIT", "curl talks to a local socket (a service that may act on the request)");
+    f.sends("curl talks to a local socket (a service that may act on the request)");
   if (parsed.has("J", "remote-header-name")) scan.treeWrite(parsed.values("output-dir")[0], "curl -J");
   for (const value of parsed.values(
     "b",
@@ -287,7 +293,7 @@ const curl: Analyzer = (call, scan) => {
     if (file) scan.path(file, "read");
   }
   for (const value of parsed.values("H", "header", "proxy-header", "url-query", "b", "cookie")) {
-    if (atFile(value)) f.add("EXIT", `curl sends the content of a file (${value.source})`);
+    if (atFile(value)) f.sends(`curl sends the content of a file (${value.source})`);
   }
   for (const file of parsed.values("T", "upload-file")) scan.path(file, "read");
   for (const file of parsed.values(...CURL_READS)) scan.path(file, "read");
@@ -297,7 +303,7 @@ const curl: Analyzer = (call, scan) => {
     .find((v) => !v.text.includes("=") && !v.text.startsWith("@"));
   if (cookieFile) scan.path(cookieFile, "read");
   for (const value of parsed.values("u", "user", "oauth2-bearer", "H", "header", "proxy-user")) {
-    if (credentialLike(value.text)) f.add("SECRET", "curl sends credentials");
+    if (credentialLike(value.text)) f.readsSecret("curl sends credentials");
   }
   for (const url of [...parsed.operands, ...parsed.values("url")]) curlUrl(url, scan);
   if (parsed.has("O", "remote-name", "remote-name-all")) {
@@ -314,7 +320,7 @@ function curlUrl(url: ShellWord, scan: Scan) {
     }
     const scheme = /^([a-z][a-z0-9+.-]*):\/\//i.exec(form)?.[1]?.toLowerCase();
     if (scheme && !FETCH_SCHEMES.test(form) && !["ws", "wss"].includes(scheme))
-      scan.findings.add("EXIT", `curl to ${scheme}://`);
+      scan.findings.sends(`curl to ${scheme}://`);
   }
 }
 
@@ -401,7 +407,7 @@ const WGET_LONG_WITH_VALUE = [
 ];
 
 const wget: Analyzer = (call, scan) => {
-  if (onlyAsksVersion(call.args)) return scan.findings.add("READ");
+  if (onlyAsksVersion(call.args)) return scan.findings.reads();
   const parsed = parseArgs(call.args, {
     shortWithValue: WGET_SHORT_WITH_VALUE,
     longWithValue: WGET_LONG_WITH_VALUE,
@@ -411,17 +417,16 @@ const wget: Analyzer = (call, scan) => {
   exitOnComputedArguments(call, scan);
   if (parsed.has("e", "execute", "config")) f.opaque("wget runs wgetrc commands (post_file, header…)");
   if (parsed.has("use-askpass")) f.opaque("wget runs an askpass program");
-  if (parsed.has("post-data", "post-file", "body-data", "body-file")) f.add("EXIT", "wget sends data");
+  if (parsed.has("post-data", "post-file", "body-data", "body-file")) f.sends("wget sends data");
   for (const method of parsed.values("method"))
-    if (!method.literal || !SAFE_METHODS.test(method.text))
-      f.add("EXIT", `wget sends a ${method.source} request`);
+    if (!method.literal || !SAFE_METHODS.test(method.text)) f.sends(`wget sends a ${method.source} request`);
   if (parsed.has("password", "http-password", "ftp-password", "proxy-password"))
-    f.add("SECRET", "wget sends a password");
+    f.readsSecret("wget sends a password");
   for (const header of parsed.values("header"))
-    if (credentialLike(header.text)) f.add("SECRET", "wget sends credentials");
+    if (credentialLike(header.text)) f.readsSecret("wget sends credentials");
   if (parsed.has("i", "input-file")) {
     for (const file of parsed.values("i", "input-file")) scan.path(file, "read");
-    f.add("EXIT", "wget fetches URLs read from a file (the gate cannot see them)");
+    f.sends("wget fetches URLs read from a file (the gate cannot see them)");
   }
   for (const file of parsed.values(
     "post-file",
@@ -454,7 +459,7 @@ const wget: Analyzer = (call, scan) => {
     "content-disposition",
     "trust-server-names",
   );
-  scan.findings.add("WRITE", "wget downloads to a file");
+  scan.findings.writes("wget downloads to a file");
   if (recursive) scan.treeWrite(prefix, "wget");
   else if (!parsed.has("O", "output-document"))
     for (const url of parsed.operands) downloadName(url, scan, prefix);
@@ -467,7 +472,7 @@ const wget: Analyzer = (call, scan) => {
 // ---- httpie and xh ----
 
 const httpie: Analyzer = (call, scan) => {
-  if (onlyAsksVersion(call.args)) return scan.findings.add("READ");
+  if (onlyAsksVersion(call.args)) return scan.findings.reads();
   const parsed = parseArgs(call.args, {
     shortWithValue: "aAopvbhSs",
     longWithValue: [
@@ -497,20 +502,18 @@ const httpie: Analyzer = (call, scan) => {
   });
   const f = scan.findings;
   exitOnComputedArguments(call, scan);
-  f.add("READ");
+  f.reads();
   const [first, ...rest] = parsed.operands;
   const method = first && /^[A-Za-z]+$/.test(first.text) && rest.length > 0 ? first : undefined;
   const items = method ? rest.slice(1) : rest;
-  if (method && !SAFE_METHODS.test(method.text))
-    f.add("EXIT", `\`${call.name}\` sends a ${method.text} request`);
-  if (parsed.has("f", "form", "multipart", "raw", "chunked")) f.add("EXIT", `\`${call.name}\` sends a body`);
-  if (parsed.has("proxy"))
-    f.add("EXIT", `\`${call.name}\` sends the request through a proxy the command chose`);
+  if (method && !SAFE_METHODS.test(method.text)) f.sends(`\`${call.name}\` sends a ${method.text} request`);
+  if (parsed.has("f", "form", "multipart", "raw", "chunked")) f.sends(`\`${call.name}\` sends a body`);
+  if (parsed.has("proxy")) f.sends(`\`${call.name}\` sends the request through a proxy the command chose`);
   for (const item of items) {
     const text = item.text;
     if (/^[^=:@]*==/.test(text)) continue; // query parameter (literal: visible)
     if (/^[^=:@]*:(?!=)/.test(text)) {
-      if (credentialLike(text)) f.add("SECRET", `\`${call.name}\` sends credentials in a header`);
+      if (credentialLike(text)) f.readsSecret(`\`${call.name}\` sends credentials in a header`);
       if (/^[^:]*:@/.test(text))
         scan.path(syntheticWord(text.slice(text.indexOf(":@") + 2), item.literal), "read");
       continue;
@@ -519,30 +522,30 @@ const httpie: Analyzer = (call, scan) => {
       const file = text.slice(text.indexOf("@") + 1);
       scan.path(syntheticWord(file, item.literal), "read");
     }
-    if (/^[^=:@]*(:=|=|@)/.test(text)) f.add("EXIT", `\`${call.name}\` sends data (${item.source})`);
+    if (/^[^=:@]*(:=|=|@)/.test(text)) f.sends(`\`${call.name}\` sends data (${item.source})`);
   }
-  if (parsed.has("a", "auth")) f.add("SECRET", `\`${call.name}\` sends credentials`);
+  if (parsed.has("a", "auth")) f.readsSecret(`\`${call.name}\` sends credentials`);
   for (const file of parsed.values("session", "session-read-only", "cert", "cert-key"))
     scan.path(file, "read");
   for (const file of parsed.values("o", "output")) scan.path(file, "write");
   if (call.stdinIsData && !parsed.has("ignore-stdin", "I"))
-    f.add("EXIT", `\`${call.name}\` sends stdin as the request body`);
+    f.sends(`\`${call.name}\` sends stdin as the request body`);
 };
 
 /** Other fetchers: computed arguments and hooks are exits; plain GETs of literal URLs are downloads. */
 const aria2c: Analyzer = (call, scan) => {
-  if (onlyAsksVersion(call.args)) return scan.findings.add("READ");
+  if (onlyAsksVersion(call.args)) return scan.findings.reads();
   exitOnComputedArguments(call, scan);
   if (call.args.some((a) => /^--on-/.test(a.text))) return scan.findings.opaque("aria2c runs hook commands");
   if (call.args.some((a) => /^--(enable-rpc|rpc)/.test(a.text)))
     return serverFinding(scan, "aria2c --enable-rpc");
   if (call.args.some((a) => /^(-i|--input-file)/.test(a.text)))
-    scan.findings.add("EXIT", "aria2c fetches URLs read from a file");
-  scan.findings.add("WRITE", "aria2c downloads files");
+    scan.findings.sends("aria2c fetches URLs read from a file");
+  scan.findings.writes("aria2c downloads files");
 };
 
 const textBrowser: Analyzer = (call, scan) => {
-  if (onlyAsksVersion(call.args)) return scan.findings.add("READ");
+  if (onlyAsksVersion(call.args)) return scan.findings.reads();
   exitOnComputedArguments(call, scan);
   if (
     call.args.some(
@@ -552,7 +555,7 @@ const textBrowser: Analyzer = (call, scan) => {
     )
   )
     return scan.findings.opaque(`\`${call.name}\` options that send data or run scripts`);
-  scan.findings.add("READ");
+  scan.findings.reads();
   for (const url of call.args) {
     for (const form of url.forms)
       if (/^file:/i.test(form)) scan.path(syntheticWord(form, url.literal), "read");
@@ -562,9 +565,9 @@ const textBrowser: Analyzer = (call, scan) => {
 // ---- DNS, ping and friends: a lookup of a computed name carries data ----
 
 const lookup: Analyzer = (call, scan) => {
-  if (onlyAsksVersion(call.args)) return scan.findings.add("READ");
+  if (onlyAsksVersion(call.args)) return scan.findings.reads();
   exitOnComputedArguments(call, scan);
-  scan.findings.add("READ");
+  scan.findings.reads();
 };
 
 const getent: Analyzer = (call, scan) => {
@@ -572,18 +575,18 @@ const getent: Analyzer = (call, scan) => {
   if (/^(hosts|ahosts|ahostsv4|ahostsv6|networks|services|protocols|rpc|netgroup)$/.test(database)) {
     if (exitOnComputedArguments(call, scan)) return;
   }
-  scan.findings.add("READ");
+  scan.findings.reads();
 };
 
 const openssl: Analyzer = (call, scan) => {
   const sub = textAt(call.args, 0);
-  if (sub === "s_client") return scan.findings.add("EXIT", "openssl s_client opens a network connection");
+  if (sub === "s_client") return scan.findings.sends("openssl s_client opens a network connection");
   if (sub === "s_server" || sub === "s_time") return serverFinding(scan, `openssl ${sub}`);
   if (sub === "ocsp" && call.args.some((a) => a.text === "-url" || a.text === "-host"))
-    return scan.findings.add("EXIT", "openssl ocsp contacts a responder");
+    return scan.findings.sends("openssl ocsp contacts a responder");
   if (call.args.some((a) => /^-(engine|provider-path)$/.test(a.text)))
     scan.findings.opaque("openssl loads an engine or provider (code)");
-  scan.findings.add("READ");
+  scan.findings.reads();
   const parsed = parseArgs(call.args.slice(1), {
     singleDashLong: true,
     longWithValue: [
@@ -636,7 +639,7 @@ function databaseClient(
   spec: { shortWithValue: string; longWithValue: readonly string[] },
 ): Analyzer {
   return (call, scan) => {
-    if (onlyAsksVersion(call.args)) return scan.findings.add("READ");
+    if (onlyAsksVersion(call.args)) return scan.findings.reads();
     if (exitOnComputedArguments(call, scan)) return;
     const parsed: ParsedArgs = parseArgs(call.args, { ...spec, abbreviations: true });
     const hosts = parsed.values(...hostOptions);
@@ -649,11 +652,8 @@ function databaseClient(
       return host !== "" && !LOOPBACK.test(host);
     });
     if (remoteHost || remoteUrl)
-      return scan.findings.add(
-        "EXIT",
-        `\`${call.name}\` connects to ${remoteHost?.source ?? remoteUrl?.source}`,
-      );
-    scan.findings.add("WRITE", `\`${call.name}\` uses a local database`);
+      return scan.findings.sends(`\`${call.name}\` connects to ${remoteHost?.source ?? remoteUrl?.source}`);
+    scan.findings.writes(`\`${call.name}\` uses a local database`);
     for (const file of parsed.values("f", "file", "init-command")) scan.path(file, "read");
   };
 }
@@ -661,7 +661,7 @@ function databaseClient(
 // ---- rsync and scp ----
 
 const rsync: Analyzer = (call, scan) => {
-  if (onlyAsksVersion(call.args)) return scan.findings.add("READ");
+  if (onlyAsksVersion(call.args)) return scan.findings.reads();
   const parsed = parseArgs(call.args, {
     shortWithValue: "eBTfM",
     longWithValue: [
@@ -722,10 +722,9 @@ const rsync: Analyzer = (call, scan) => {
   const f = scan.findings;
   if (parsed.has("daemon")) return serverFinding(scan, "rsync --daemon");
   if (parsed.has("e", "rsh")) f.opaque("rsync runs a remote shell command");
-  if (parsed.has("rsync-path", "M", "remote-option"))
-    f.add("EXIT", "rsync runs a command on the remote side");
+  if (parsed.has("rsync-path", "M", "remote-option")) f.sends("rsync runs a command on the remote side");
   const remote = parsed.operands.some((o) => /^[^/]*:/.test(o.text) || o.text.startsWith("rsync://"));
-  if (remote) f.add("EXIT", "rsync copies to or from a remote host");
+  if (remote) f.sends("rsync copies to or from a remote host");
   exitOnComputedArguments(call, scan);
   for (const file of parsed.values(
     "files-from",
@@ -738,8 +737,8 @@ const rsync: Analyzer = (call, scan) => {
     scan.path(file, "read");
   for (const file of parsed.values("log-file", "write-batch", "only-write-batch")) scan.path(file, "write");
   if (parsed.has("files-from"))
-    f.add("SECRET", "rsync copies files listed in a file (the gate cannot see them)");
-  f.add("WRITE", "rsync copies files");
+    f.readsSecret("rsync copies files listed in a file (the gate cannot see them)");
+  f.writes("rsync copies files");
   const destination = parsed.operands.at(-1);
   const sources = parsed.operands.slice(0, -1);
   for (const source of sources) {
@@ -751,8 +750,8 @@ const rsync: Analyzer = (call, scan) => {
 };
 
 const scp: Analyzer = (call, scan) => {
-  if (onlyAsksVersion(call.args)) return scan.findings.add("READ");
-  scan.findings.add("EXIT", `\`${call.name}\` copies files to or from a remote host`);
+  if (onlyAsksVersion(call.args)) return scan.findings.reads();
+  scan.findings.sends(`\`${call.name}\` copies files to or from a remote host`);
   const parsed = parseArgs(call.args, { shortWithValue: "cFiJloPSDX" });
   if (parsed.has("S", "o"))
     scan.findings.opaque(`\`${call.name}\` runs a program or options the gate does not model`);
@@ -765,14 +764,13 @@ const scp: Analyzer = (call, scan) => {
 };
 
 const ssh: Analyzer = (call, scan) => {
-  if (onlyAsksVersion(call.args)) return scan.findings.add("READ");
+  if (onlyAsksVersion(call.args)) return scan.findings.reads();
   const parsed = parseArgs(call.args, { shortWithValue: "BbcDEeFIiJLlmOoPpQRSWw", stopAtOperand: true });
-  scan.findings.add("EXIT", `\`${call.name}\` connects to a remote host`);
+  scan.findings.sends(`\`${call.name}\` connects to a remote host`);
   const options = parsed.values("o").map((o) => o.text);
   if (options.some((o) => /^(ProxyCommand|LocalCommand|PermitLocalCommand|KnownHostsCommand|Match)/i.test(o)))
     scan.findings.opaque(`\`${call.name}\` -o runs a local command`);
-  if (parsed.has("R", "D"))
-    scan.findings.add("EXIT", `\`${call.name}\` exposes a port through the connection`);
+  if (parsed.has("R", "D")) scan.findings.sends(`\`${call.name}\` exposes a port through the connection`);
   for (const file of parsed.values("i", "F")) scan.path(file, "read");
   for (const file of parsed.values("E")) scan.path(file, "write");
 };
@@ -924,7 +922,7 @@ export const NETWORK_ANALYZERS: Readonly<Record<string, Analyzer>> = {
   "www-browser": lookup,
   logger: (call, scan) => {
     if (call.args.some((a) => /^(-n|--server|-P|--port|-T|--tcp|-d|--udp)/.test(a.text)))
-      return scan.findings.add("EXIT", "`logger` sends to a remote syslog server");
-    scan.findings.add("WRITE", "logger writes to the system log");
+      return scan.findings.sends("`logger` sends to a remote syslog server");
+    scan.findings.writes("logger writes to the system log");
   },
 };

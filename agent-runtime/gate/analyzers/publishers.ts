@@ -12,8 +12,7 @@ export const SHIPPING_NAME = /(deploy|publish|release|upload|push|ship|promote|r
 function shippingTarget(call: ProgramCall, scan: Scan, targets: readonly ShellWord[]) {
   const target = targets.find((t) => !t.literal || SHIPPING_NAME.test(t.text));
   if (target)
-    scan.findings.add(
-      "EXIT",
+    scan.findings.sends(
       `\`${call.name} … ${target.literal ? target.text : "(computed)"}\` runs a script that may deploy or publish`,
     );
 }
@@ -213,7 +212,7 @@ const NPM_GLOBAL_WITH_VALUE = [
 
 const npm: Analyzer = (call, scan) => {
   const f = scan.findings;
-  if (onlyAsksVersion(call.args)) return f.add("READ");
+  if (onlyAsksVersion(call.args)) return f.reads();
   const parsed = parseArgs(call.args, {
     shortWithValue: "Cwpc",
     longWithValue: NPM_GLOBAL_WITH_VALUE,
@@ -222,13 +221,13 @@ const npm: Analyzer = (call, scan) => {
   if (parsed.has("script-shell", "node-options", "userconfig", "globalconfig"))
     return f.opaque("npm runs scripts with a shell, node options or config the command chose");
   exitOnComputedArguments(call, scan);
-  for (const registry of parsed.values("registry"))
-    if (!registry.literal) f.add("EXIT", "npm talks to a registry computed at run time");
+  if (configRunsCode("npm", scan)) return;
+  chosenRegistry("npm", parsed.values("registry"), scan);
   const [commandWord, ...rest] = parsed.operands;
-  if (!commandWord) return f.add("READ");
+  if (!commandWord) return f.reads();
   if (!commandWord.literal) return f.opaque("npm command computed at run time");
   const commands = npmCommand(commandWord.text);
-  if (commands.length === 0) return f.add("EXIT", `unknown npm command \`${commandWord.text}\``);
+  if (commands.length === 0) return f.sends(`unknown npm command \`${commandWord.text}\``);
   const cwd = parsed.values("prefix", "C").at(-1);
   for (const command of commands) npmRun(call, scan, command, NPM_COMMANDS[command] ?? "exit", rest, cwd);
 };
@@ -252,10 +251,10 @@ function npmRun(
   });
   switch (kind) {
     case "exit":
-      return f.add("EXIT", `\`npm ${command}\` publishes or changes the registry account`);
+      return f.sends(`\`npm ${command}\` publishes or changes the registry account`);
     case "script": {
       const target = command === "run" ? sub.operands[0] : syntheticWord(command);
-      if (!target) return f.add("READ"); // `npm run` lists scripts
+      if (!target) return f.reads(); // `npm run` lists scripts
       shippingTarget(call, scan, [target]);
       return scan.localCode("package-script", `npm ${command}`, [manifest], [target.text]);
     }
@@ -263,18 +262,23 @@ function npmRun(
       const lifecycle = command.includes("test")
         ? [command.startsWith("install") ? "install" : command, "test"]
         : [command];
+      if (/^(?:ci|rebuild|link|install-test|install-ci-test|install-scripts|dedupe|prune)$/.test(command))
+        dependencyScripts(`${call.name} ${command}`, rest, scan);
       return scan.localCode("package-script", `npm ${command}`, [manifest], lifecycle);
     }
     case "install": {
       const named = sub.operands.filter((o) => !o.text.startsWith("-"));
       for (const spec of named) packageSpec(spec, scan);
+      dependencyScripts(`${call.name} ${command}`, rest, scan);
+      chosenRegistry(`${call.name} ${command}`, sub.values("registry"), scan);
+      installPrefix(`${call.name} ${command}`, rest, sub.values("prefix").at(-1) ?? cwd, scan);
       return scan.localCode("package-script", `npm ${command}`, [manifest], ["install"]);
     }
     case "runner":
       return packageRunner({ ...call, name: `npm ${command}` }, scan, rest);
     case "init": {
       const initializer = sub.operands[0];
-      if (!initializer) return f.add("WRITE", "npm init writes package.json");
+      if (!initializer) return f.writes("npm init writes package.json");
       const name = initializer.text.startsWith("@")
         ? initializer.text.replace(/^(@[^/]+)(\/?)/, "$1/create-")
         : `create-${initializer.text}`;
@@ -311,21 +315,20 @@ function npmRun(
           action === "ls" ||
           action === undefined
         )
-          f.add("SECRET", "npm config shows settings that can hold registry tokens");
-        return f.add("READ");
+          f.readsSecret("npm config shows settings that can hold registry tokens");
+        return f.reads();
       }
       if (action === "edit" || action === "fix")
-        return f.add("EXIT", `\`npm config ${action}\` can set script-shell, node-options or a registry`);
+        return f.sends(`\`npm config ${action}\` can set script-shell, node-options or a registry`);
       const risky = keys.find((k) => !HARMLESS_NPM_CONFIG.test(k.replace(/^--/, "")));
       if (risky !== undefined)
-        f.add(
-          "EXIT",
+        f.sends(
           `\`npm config ${action} ${risky}\` writes npm config other commands obey (script-shell, node-options, registry)`,
         );
-      return f.add("WRITE", "npm config writes .npmrc");
+      return f.writes("npm config writes .npmrc");
     }
     default:
-      f.add("WRITE", `\`npm ${command}\``);
+      f.writes(`\`npm ${command}\``);
       checkOperands(sub.operands, scan, "operand");
   }
 }
@@ -344,9 +347,90 @@ function configKeys(operands: readonly string[], pairs: boolean): string[] {
 
 /** A package name or spec given to an installer: a URL, git or file spec fetches code from where it says. */
 function packageSpec(spec: ShellWord, scan: Scan) {
-  if (!spec.literal)
-    return scan.findings.add("EXIT", `installs a package named at run time (${spec.source})`);
+  if (!spec.literal) return scan.findings.sends(`installs a package named at run time (${spec.source})`);
   if (/^(\.{0,2}\/|~|file:)/.test(spec.text)) scan.path(spec, "read");
+}
+
+// ---- what a package manager's config and installs run ----
+
+/** npm config keys whose values run programs or code. */
+const NPMRC_CODE = /^\s*(?:onload-script|node-options|script-shell|shell|git|editor|browser|viewer)\s*=/m;
+
+/**
+ * Config files that make a package manager run code, by program: with `key`, only when a line matches it; without,
+ * by existing. Read bounded and non-blocking (Scan.config); one the gate cannot read counts as running code.
+ */
+const CODE_CONFIGS: Readonly<Record<string, ReadonlyArray<{ file: string; key?: RegExp }>>> = {
+  npm: [
+    { file: ".npmrc", key: NPMRC_CODE },
+    { file: "~/.npmrc", key: NPMRC_CODE },
+  ],
+  pnpm: [
+    { file: ".npmrc", key: NPMRC_CODE },
+    { file: "~/.npmrc", key: NPMRC_CODE },
+    { file: ".pnpmfile.cjs" },
+    { file: ".pnpmfile.mjs" },
+  ],
+  yarn: [
+    { file: ".yarnrc.yml", key: /^\s*(?:yarnPath|plugins)\s*:/m },
+    { file: ".yarnrc", key: /^\s*yarn-path\s/m },
+    { file: ".npmrc", key: NPMRC_CODE },
+  ],
+  bun: [
+    { file: "bunfig.toml", key: /\bpreload\b/ },
+    { file: "~/.bunfig.toml", key: /\bpreload\b/ },
+  ],
+};
+
+/** True (and reported) when the package manager's config runs code the gate does not model. */
+function configRunsCode(manager: string, scan: Scan): boolean {
+  for (const { file, key } of CODE_CONFIGS[manager] ?? []) {
+    const text = scan.config(file);
+    if (text === undefined) continue;
+    if (text === null || !key || key.test(text)) {
+      scan.findings.unmodeled(
+        "config",
+        `\`${manager}\` reads ${file}, ${text === null ? "which the gate cannot read" : "which makes it run code the gate does not model"}`,
+      );
+      return true;
+    }
+  }
+  return false;
+}
+
+/**
+ * An install runs the lifecycle scripts of every dependency it installs or rebuilds, which the gate does not
+ * read (unless scripts are off). The root package's own scripts are local code (inspected).
+ */
+function dependencyScripts(manager: string, args: readonly ShellWord[], scan: Scan) {
+  if (args.some((a) => a.text === "--ignore-scripts" || a.text === "--ignore-scripts=true")) return;
+  scan.findings.unmodeled(
+    "dependencies",
+    `\`${manager}\` runs its dependencies' install scripts, which the gate does not read`,
+  );
+}
+
+/** `--registry URL` and the like: code comes from a host the command chose. */
+function chosenRegistry(manager: string, values: readonly ShellWord[], scan: Scan) {
+  for (const value of values)
+    scan.findings.sends(
+      `\`${manager}\` installs from ${value.literal ? value.text : "a registry computed at run time"}`,
+    );
+}
+
+/** `--prefix DIR` and `-g`: where the packages and their programs land (a folder on PATH, the gate's files…). */
+function installPrefix(
+  manager: string,
+  args: readonly ShellWord[],
+  prefix: ShellWord | undefined,
+  scan: Scan,
+) {
+  if (prefix)
+    scan.path(syntheticWord(`${prefix.text.replace(/\/+$/, "")}/node_modules`, prefix.literal), "write");
+  if (args.some((a) => a.text === "-g" || a.text === "--global" || a.text === "--location=global"))
+    scan.findings.writesRunsLater(
+      `\`${manager}\` installs programs globally (a later command of that name runs them)`,
+    );
 }
 
 /**
@@ -378,7 +462,7 @@ function packageRunner(call: ProgramCall, scan: Scan, args: readonly ShellWord[]
   let payload = parsed.operands;
   if (payload[0]?.text === "--") payload = payload.slice(1);
   const first = payload[0];
-  if (!first) return scan.findings.add("READ");
+  if (!first) return scan.findings.reads();
   if (!first.literal) return scan.findings.opaque(`\`${call.name}\` runs a package computed at run time`);
   const program = binName(first.text);
   if (program === undefined)
@@ -433,7 +517,7 @@ export function binName(spec: string): string | undefined {
 }
 
 const npx: Analyzer = (call, scan) => {
-  if (onlyAsksVersion(call.args)) return scan.findings.add("READ");
+  if (onlyAsksVersion(call.args)) return scan.findings.reads();
   exitOnComputedArguments(call, scan);
   packageRunner(call, scan, call.args);
 };
@@ -533,7 +617,7 @@ const PNPM_COMMANDS: Record<string, NpmKind> = {
 function scriptManager(commands: Record<string, NpmKind>): Analyzer {
   return (call, scan) => {
     const f = scan.findings;
-    if (onlyAsksVersion(call.args)) return f.add("READ");
+    if (onlyAsksVersion(call.args)) return f.reads();
     exitOnComputedArguments(call, scan);
     const parsed = parseArgs(call.args, {
       shortWithValue: "CFw",
@@ -541,14 +625,18 @@ function scriptManager(commands: Record<string, NpmKind>): Analyzer {
       stopAtOperand: true,
     });
     if (parsed.has("config")) return f.opaque(`\`${call.name}\` loads config the command chose`);
+    if (configRunsCode(call.name === "yarnpkg" ? "yarn" : call.name, scan)) return;
+    chosenRegistry(call.name, parsed.values("registry"), scan);
     const [commandWord, ...rest] = parsed.operands;
-    if (!commandWord)
+    if (!commandWord) {
+      dependencyScripts(call.name, call.args, scan);
       return scan.localCode("package-script", call.name, [syntheticWord("package.json")], ["install"]);
+    }
     if (!commandWord.literal) return f.opaque(`\`${call.name}\` command computed at run time`);
     const command = commandWord.text;
     if (call.name === "yarn") {
       if (command === "npm" && rest[0]?.text === "publish")
-        return f.add("EXIT", "`yarn npm publish` publishes a package");
+        return f.sends("`yarn npm publish` publishes a package");
       if (command === "workspaces" && rest[0]?.text === "foreach") {
         const inner = parseArgs(rest.slice(1), {
           shortWithValue: "jFx",
@@ -564,8 +652,7 @@ function scriptManager(commands: Record<string, NpmKind>): Analyzer {
         return f.opaque("`yarn plugin import` downloads and runs a plugin");
       if (command === "set" && rest[0]?.text === "version")
         return f.opaque("`yarn set version` downloads and runs another yarn");
-      if (command === "tag" || command === "npm")
-        return f.add("EXIT", `\`yarn ${command}\` changes the registry`);
+      if (command === "tag" || command === "npm") return f.sends(`\`yarn ${command}\` changes the registry`);
     }
     if (
       call.name === "pnpm" &&
@@ -575,7 +662,7 @@ function scriptManager(commands: Record<string, NpmKind>): Analyzer {
     const kind = commands[command];
     if (!kind) {
       const exit = Object.entries(commands).find(([name, k]) => k === "exit" && name.startsWith(command));
-      if (exit) return f.add("EXIT", `\`${call.name} ${command}\` may be an abbreviation of \`${exit[0]}\``);
+      if (exit) return f.sends(`\`${call.name} ${command}\` may be an abbreviation of \`${exit[0]}\``);
       shippingTarget(call, scan, [commandWord]);
       return scan.localCode(
         "package-script",
@@ -655,13 +742,16 @@ const YARN_COMMANDS: Record<string, NpmKind> = {
 
 const bun: Analyzer = (call, scan) => {
   const f = scan.findings;
-  if (onlyAsksVersion(call.args)) return f.add("READ");
+  if (onlyAsksVersion(call.args)) return f.reads();
   const parsed = parseArgs(call.args, {
     shortWithValue: "erp",
     longWithValue: ["eval", "print", "preload", "config", "cwd", "env-file", "filter"],
     stopAtOperand: true,
   });
   if (parsed.has("e", "eval", "p", "print")) return f.opaque("`bun -e` runs code given on the command line");
+  if (parsed.has("preload", "config"))
+    return f.unmodeled("config", "`bun` preloads code or loads config the command chose");
+  if (configRunsCode("bun", scan)) return;
   for (const file of parsed.values("env-file")) scan.path(file, "read");
   const [commandWord, ...rest] = parsed.operands;
   if (!commandWord) return f.opaque("`bun` starts a REPL reading stdin");
@@ -669,7 +759,7 @@ const bun: Analyzer = (call, scan) => {
   const command = commandWord.text;
   switch (command) {
     case "publish":
-      return f.add("EXIT", "`bun publish` publishes a package");
+      return f.sends("`bun publish` publishes a package");
     case "x":
       return packageRunner({ ...call, name: "bun x" }, scan, rest);
     case "create":
@@ -685,6 +775,7 @@ const bun: Analyzer = (call, scan) => {
     case "a":
     case "update":
       for (const spec of rest.filter((o) => !o.text.startsWith("-"))) packageSpec(spec, scan);
+      dependencyScripts(`bun ${command}`, rest, scan);
       return scan.localCode("package-script", `bun ${command}`, [syntheticWord("package.json")], ["install"]);
     case "remove":
     case "rm":
@@ -699,11 +790,11 @@ const bun: Analyzer = (call, scan) => {
     case "patch":
     case "info":
     case "why":
-      f.add("WRITE", `\`bun ${command}\``);
+      f.writes(`\`bun ${command}\``);
       return checkOperands(rest, scan, "operand");
     case "run": {
       const target = rest.find((o) => !o.text.startsWith("-"));
-      if (!target) return f.add("READ");
+      if (!target) return f.reads();
       return bunTarget(call, scan, target, rest.slice(rest.indexOf(target) + 1));
     }
     default:
@@ -726,7 +817,7 @@ function bunTarget(call: ProgramCall, scan: Scan, target: ShellWord, rest: reado
 
 const pip: Analyzer = (call, scan) => {
   const f = scan.findings;
-  if (onlyAsksVersion(call.args)) return f.add("READ");
+  if (onlyAsksVersion(call.args)) return f.reads();
   exitOnComputedArguments(call, scan);
   const parsed = parseArgs(call.args, {
     shortWithValue: "rcieCt",
@@ -762,34 +853,86 @@ const pip: Analyzer = (call, scan) => {
     ],
     abbreviations: true,
   });
-  if (parsed.has("proxy")) f.add("EXIT", "pip sends traffic through a proxy the command chose");
+  if (parsed.has("proxy")) f.sends("pip sends traffic through a proxy the command chose");
   const [command, ...rest] = parsed.operands;
-  if (!command) return f.add("READ");
+  if (!command) return f.reads();
   switch (command.text) {
     case "install":
     case "download":
     case "wheel": {
-      for (const file of parsed.values("r", "requirement", "c", "constraint")) scan.path(file, "read");
-      const local = [...parsed.values("e", "editable"), ...rest].filter((o) =>
-        /^(\.{0,2}\/|\.$|~|file:)/.test(o.text),
-      );
+      const requirements = parsed.values("r", "requirement", "c", "constraint");
+      for (const file of requirements) scan.path(file, "read");
+      chosenRegistry("pip", parsed.values("i", "index-url", "extra-index-url", "f", "find-links"), scan);
+      for (const dir of parsed.values("t", "target", "prefix", "root", "src", "d", "dest"))
+        scan.path(dir, "write");
+      if (call.args.some((a) => a.text === "--user"))
+        f.writesRunsLater(
+          "`pip install --user` puts programs in ~/.local/bin (a later command of that name runs them)",
+        );
+      const local = [
+        ...parsed.values("e", "editable").filter((o) => !/^[a-z+]+:\/\//.test(o.text)),
+        ...rest.filter((o) => /^(\.{0,2}\/|\.$|~|file:)/.test(o.text)),
+        ...requirementFiles(requirements, scan),
+      ];
       for (const dir of local) {
         const root = dir.text.replace(/^file:(\/\/)?/, "").replace(/\/+$/, "") || ".";
         scan.localCode("python", `pip ${command.text} (build backend)`, buildBackendFiles(root, dir.literal));
       }
-      return f.add("WRITE", `\`pip ${command.text}\``);
+      // Source distributions run their own setup code; only wheels do not.
+      if (
+        !call.args.some(
+          (a, i) =>
+            /^--only-binary(?:=:all:)?$/.test(a.text) &&
+            (a.text.endsWith(":all:") || call.args[i + 1]?.text === ":all:"),
+        )
+      )
+        dependencyScripts(`pip ${command.text}`, [], scan);
+      return f.writes(`\`pip ${command.text}\``);
     }
     case "config": {
       const action = rest[0]?.text;
       if (action && ["set", "unset", "edit"].includes(action))
-        return f.add("EXIT", `\`pip config ${action}\` changes where pip installs from`);
-      return f.add("READ");
+        return f.sends(`\`pip config ${action}\` changes where pip installs from`);
+      return f.reads();
     }
     default:
-      f.add("WRITE", `\`pip ${command.text}\``);
+      f.writes(`\`pip ${command.text}\``);
       checkOperands(rest, scan, "operand");
   }
 };
+
+/**
+ * Requirements files, read bounded (nested `-r` followed to a fixed depth): the local projects they install (their
+ * build backends run) and the indexes they install from (code from a host the file chose).
+ */
+function requirementFiles(files: readonly ShellWord[], scan: Scan): ShellWord[] {
+  const local: ShellWord[] = [];
+  const queue = files.filter((f) => f.literal).map((f) => ({ file: f.text, depth: 0 }));
+  for (let item = queue.shift(); item; item = queue.shift()) {
+    const text = scan.config(item.file);
+    if (text === undefined) continue;
+    if (text === null) {
+      scan.findings.unmodeled("config", `pip reads ${item.file}, which the gate cannot read`);
+      continue;
+    }
+    const dir = item.file.includes("/") ? item.file.slice(0, item.file.lastIndexOf("/")) : ".";
+    for (const raw of text.split("\n").slice(0, 4096)) {
+      const line = raw.replace(/\s+#.*$/, "").trim();
+      const option = /^(-[a-z]|--[a-z-]+)[=\s]\s*(\S+)/.exec(line);
+      if (option?.[1] && option[2]) {
+        const [, name, value] = option;
+        if (/^(?:-r|--requirement|-c|--constraint)$/.test(name) && item.depth < 4)
+          queue.push({ file: `${dir}/${value}`, depth: item.depth + 1 });
+        else if (/^(?:-e|--editable)$/.test(name) && !/^[a-z+]+:\/\//.test(value))
+          local.push(syntheticWord(`${dir}/${value}`));
+        else if (/^(?:-i|--index-url|--extra-index-url|-f|--find-links)$/.test(name))
+          scan.findings.sends(`pip installs from ${value} (named in ${item.file})`);
+      } else if (/^(?:\.{0,2}\/|file:)/.test(line))
+        local.push(syntheticWord(line.startsWith("file:") ? line : `${dir}/${line}`));
+    }
+  }
+  return local;
+}
 
 /**
  * What a Python project's build runs from the project itself: setup.py (setuptools) and the build hooks of
@@ -810,7 +953,7 @@ function uvBuildsProject(call: ProgramCall, scan: Scan, sub: string) {
 /** uv: `uv run` is a payload runner, `uv tool run`/`uvx` a package runner, `uv publish` an exit. */
 const uv: Analyzer = (call, scan) => {
   const f = scan.findings;
-  if (onlyAsksVersion(call.args)) return f.add("READ");
+  if (onlyAsksVersion(call.args)) return f.reads();
   exitOnComputedArguments(call, scan);
   const parsed = parseArgs(call.args, {
     longWithValue: [
@@ -830,20 +973,20 @@ const uv: Analyzer = (call, scan) => {
   });
   if (parsed.has("config-file")) return f.opaque("uv loads config the command chose");
   const [command, ...rest] = parsed.operands;
-  if (!command) return f.add("READ");
+  if (!command) return f.reads();
   switch (command.text) {
     case "publish":
-      return f.add("EXIT", "`uv publish` uploads a package");
+      return f.sends("`uv publish` uploads a package");
     case "pip":
       return scan.command([syntheticWord("pip"), ...rest]);
     case "tool":
       if (rest[0]?.text === "run")
         return packageRunner({ ...call, name: "uv tool run" }, scan, rest.slice(1));
-      return f.add("WRITE", "uv tool");
+      return f.writes("uv tool");
     case "sync":
     case "build":
       uvBuildsProject(call, scan, command.text);
-      return f.add("WRITE", `\`uv ${command.text}\``);
+      return f.writes(`\`uv ${command.text}\``);
     case "run":
       uvBuildsProject(call, scan, "run");
       return payloadRunner({ ...call, name: "uv run" }, scan, rest, [
@@ -859,7 +1002,7 @@ const uv: Analyzer = (call, scan) => {
         "group",
       ]);
     default:
-      f.add("WRITE", `\`uv ${command.text}\``);
+      f.writes(`\`uv ${command.text}\``);
       checkOperands(rest, scan, "operand");
   }
 };
@@ -875,7 +1018,7 @@ function payloadRunner(
   for (const file of parsed.values("env-file")) scan.path(file, "read");
   let payload = parsed.operands;
   if (payload[0]?.text === "--") payload = payload.slice(1);
-  if (payload.length === 0) return scan.findings.add("READ");
+  if (payload.length === 0) return scan.findings.reads();
   const first = payload[0];
   if (first && /\.py$/.test(first.text)) return scan.localCode("python", call.name, [first]);
   scan.command(payload);
@@ -885,7 +1028,7 @@ function payloadRunner(
 function projectManager(runCommand: string): Analyzer {
   return (call, scan) => {
     const f = scan.findings;
-    if (onlyAsksVersion(call.args)) return f.add("READ");
+    if (onlyAsksVersion(call.args)) return f.reads();
     exitOnComputedArguments(call, scan);
     const parsed = parseArgs(call.args, {
       shortWithValue: "CPn",
@@ -893,7 +1036,7 @@ function projectManager(runCommand: string): Analyzer {
       stopAtOperand: true,
     });
     const [command, ...rest] = parsed.operands;
-    if (!command) return f.add("READ");
+    if (!command) return f.reads();
     switch (command.text) {
       case runCommand:
         return payloadRunner({ ...call, name: `${call.name} ${runCommand}` }, scan, rest, [
@@ -904,7 +1047,7 @@ function projectManager(runCommand: string): Analyzer {
         ]);
       case "publish":
       case "upload":
-        return f.add("EXIT", `\`${call.name} ${command.text}\` uploads a package`);
+        return f.sends(`\`${call.name} ${command.text}\` uploads a package`);
       case "shell":
       case "activate":
         return f.opaque(`\`${call.name} ${command.text}\` starts a shell`);
@@ -913,8 +1056,8 @@ function projectManager(runCommand: string): Analyzer {
           rest.some((a) => !a.text.startsWith("-")) &&
           !rest.some((a) => a.text === "--list" || a.text === "list")
         )
-          return f.add("EXIT", `\`${call.name} config\` changes repositories or credentials`);
-        return f.add("READ");
+          return f.sends(`\`${call.name} config\` changes repositories or credentials`);
+        return f.reads();
       case "test":
         return scan.localCode("test-runner", `${call.name} test`, []);
       case "install":
@@ -923,10 +1066,10 @@ function projectManager(runCommand: string): Analyzer {
         // The project itself is built and installed (unless told not to): its build backend runs.
         if (!call.args.some((a) => /^--no-(?:root|install-project|self)$/.test(a.text)))
           scan.localCode("python", `${call.name} ${command.text} (build backend)`, buildBackendFiles("."));
-        f.add("WRITE", `\`${call.name} ${command.text}\``);
+        f.writes(`\`${call.name} ${command.text}\``);
         return checkOperands(rest, scan, "operand");
       default:
-        f.add("WRITE", `\`${call.name} ${command.text}\``);
+        f.writes(`\`${call.name} ${command.text}\``);
         checkOperands(rest, scan, "operand");
     }
   };
@@ -941,25 +1084,40 @@ function subcommandExits(
 ): Analyzer {
   return (call, scan) => {
     const f = scan.findings;
-    if (onlyAsksVersion(call.args)) return f.add("READ");
+    if (onlyAsksVersion(call.args)) return f.reads();
     exitOnComputedArguments(call, scan);
     const operands = call.args.filter((a) => !a.text.startsWith("-"));
     if (extra?.(call, scan, operands)) return;
     const shipping = operands.find((a) => exits.includes(a.text));
-    if (shipping) f.add("EXIT", `\`${call.name} ${shipping.text}\` publishes, uploads or deploys`);
-    f.add("WRITE", `runs \`${call.name}\``);
+    if (shipping) f.sends(`\`${call.name} ${shipping.text}\` publishes, uploads or deploys`);
+    f.writes(`runs \`${call.name}\``);
     checkOperands(call.args, scan, "operand");
   };
 }
 
-const cargo = subcommandExits(["publish", "login", "owner", "yank", "logout"], (_call, scan, operands) => {
+/** Cargo commands that compile: build scripts and procedural macros (the crate's and its dependencies') run. */
+const CARGO_COMPILES = /^(?:build|b|check|c|clippy|doc|d|install|rustc|rustdoc|fix|package|bench)$/;
+
+const cargo = subcommandExits(["publish", "login", "owner", "yank", "logout"], (call, scan, operands) => {
   const sub = operands[0]?.text;
+  if (call.args.some((a) => a.text === "--config" || a.text.startsWith("--config=") || /^-Z/.test(a.text))) {
+    scan.findings.unmodeled(
+      "config",
+      "`cargo --config` sets configuration that can name wrappers and runners",
+    );
+    return true;
+  }
+  if (sub && CARGO_COMPILES.test(sub))
+    scan.findings.unmodeled(
+      "dependencies",
+      `\`cargo ${sub}\` runs build scripts and procedural macros (the crate's and its dependencies'), which the gate does not read`,
+    );
   if (sub === "test" || sub === "bench" || sub === "nextest" || sub === "run" || sub === "r" || sub === "t") {
     scan.localCode("test-runner", `cargo ${sub}`, []);
     return true;
   }
   if (sub === "config" && operands[1]?.text === "set") {
-    scan.findings.add("EXIT", "`cargo config set` writes config other builds obey");
+    scan.findings.sends("`cargo config set` writes config other builds obey");
     return true;
   }
   return false;
@@ -969,6 +1127,23 @@ const cargo = subcommandExits(["publish", "login", "owner", "yank", "logout"], (
 const MVN_RUNS =
   /^(?:test|verify|integration-test|package|install|exec:\w+|spring-boot:run|quarkus:dev|jetty:run)$/;
 const GRADLE_RUNS = /^(?::?[\w-]+:)*(?:test|check|run|bootRun|build|integrationTest|connectedCheck)$/;
+
+/** A build tool whose `goals` evaluate build files that are code (`what`): unmodeled; then `next`, if any. */
+function buildFileRuns(
+  goals: RegExp,
+  what: string,
+  next?: (call: ProgramCall, scan: Scan, operands: readonly ShellWord[]) => boolean,
+) {
+  return (call: ProgramCall, scan: Scan, operands: readonly ShellWord[]): boolean => {
+    const goal = operands.find((operand) => goals.test(operand.text));
+    if (goal)
+      scan.findings.unmodeled(
+        "config",
+        `\`${call.name} ${goal.text}\` runs ${what}, which the gate does not model`,
+      );
+    return next?.(call, scan, operands) ?? false;
+  };
+}
 
 /** A build tool whose `goal` runs the project's own compiled code: a test run the gate cannot read. */
 function runsCompiled(goals: RegExp) {
@@ -982,10 +1157,10 @@ function runsCompiled(goals: RegExp) {
 
 const go: Analyzer = (call, scan) => {
   const f = scan.findings;
-  if (onlyAsksVersion(call.args)) return f.add("READ");
+  if (onlyAsksVersion(call.args)) return f.reads();
   exitOnComputedArguments(call, scan);
   const [sub, ...rest] = call.args;
-  if (rest.some((a) => /^-(toolexec|exec)(=|$)/.test(a.text)))
+  if (rest.some((a) => /^--?(toolexec|exec|vettool|overlay)(=|$)/.test(a.text)))
     return f.opaque(`\`go ${sub?.text}\` runs every tool through a program the command chose`);
   switch (sub?.text) {
     case "test":
@@ -994,21 +1169,21 @@ const go: Analyzer = (call, scan) => {
       return scan.localCode("task-runner", "go generate", [], ["generate"]);
     case "run": {
       const file = rest.find((a) => !a.text.startsWith("-"));
-      return file ? scan.localCode("interpreter", "go run", [file]) : f.add("WRITE", "go run");
+      return file ? scan.localCode("interpreter", "go run", [file]) : f.writes("go run");
     }
     case "env":
       if (rest.some((a) => a.text === "-w" || a.text === "-u"))
-        return f.add("EXIT", "`go env -w` writes settings other go commands obey (GOFLAGS, GOPROXY)");
-      return f.add("READ");
+        return f.sends("`go env -w` writes settings other go commands obey (GOFLAGS, GOPROXY)");
+      return f.reads();
     default:
-      f.add("WRITE", `\`go ${sub?.text ?? ""}\``);
+      f.writes(`\`go ${sub?.text ?? ""}\``);
       checkOperands(rest, scan, "operand");
   }
 };
 
 const docker: Analyzer = (call, scan) => {
   const f = scan.findings;
-  if (onlyAsksVersion(call.args)) return f.add("READ");
+  if (onlyAsksVersion(call.args)) return f.reads();
   exitOnComputedArguments(call, scan);
   const parsed = parseArgs(call.args, {
     shortWithValue: "Hcl",
@@ -1016,22 +1191,19 @@ const docker: Analyzer = (call, scan) => {
     stopAtOperand: true,
   });
   if (parsed.has("H", "host"))
-    f.add(
-      "EXIT",
-      `\`${call.name}\` talks to a daemon the command chose (the build context and data go there)`,
-    );
+    f.sends(`\`${call.name}\` talks to a daemon the command chose (the build context and data go there)`);
   if (parsed.has("config")) f.opaque(`\`${call.name}\` loads config the command chose`);
   let [sub, ...rest] = parsed.operands;
   if (sub && ["image", "container", "buildx", "builder", "compose"].includes(sub.text) && rest[0]) {
     if (sub.text === "compose" && rest[0].text === "push")
-      return f.add("EXIT", "`docker compose push` pushes images");
+      return f.sends("`docker compose push` pushes images");
     [sub, ...rest] = rest;
   }
   switch (sub?.text) {
     case "push":
     case "login":
-      if (sub.text === "login") f.add("SECRET", `\`${call.name} login\` uses registry credentials`);
-      return f.add("EXIT", `\`${call.name} ${sub.text}\` publishes, uploads or deploys`);
+      if (sub.text === "login") f.readsSecret(`\`${call.name} login\` uses registry credentials`);
+      return f.sends(`\`${call.name} ${sub.text}\` publishes, uploads or deploys`);
     case "build":
       if (
         rest.some(
@@ -1039,8 +1211,8 @@ const docker: Analyzer = (call, scan) => {
             a.text === "--push" || /^--output=.*type=registry/.test(a.text) || /^--(secret|ssh)/.test(a.text),
         )
       )
-        f.add("EXIT", `\`${call.name} build\` pushes the image or passes secrets into it`);
-      return f.add("WRITE", `\`${call.name} build\` runs the Dockerfile's steps`);
+        f.sends(`\`${call.name} build\` pushes the image or passes secrets into it`);
+      return f.writes(`\`${call.name} build\` runs the Dockerfile's steps`);
     case "run":
     case "exec":
     case "create": {
@@ -1086,8 +1258,7 @@ const docker: Analyzer = (call, scan) => {
         spec.values("pid", "ipc", "network").some((v) => v.text === "host") ||
         spec.values("v", "volume", "mount").some((v) => /(^|=)\/(:|,|$)|docker\.sock/.test(v.text))
       )
-        f.add(
-          "EXIT",
+        f.sends(
           `\`${call.name} ${sub.text}\` gives the container the host (privileged, host namespaces or the root file system)`,
         );
       for (const file of spec.values("env-file")) scan.path(file, "read");
@@ -1110,15 +1281,15 @@ const docker: Analyzer = (call, scan) => {
         scan.recursiveRead(word, `${call.name} ${sub.text} -v`);
       }
       if (spec.has("p", "publish", "P", "publish-all"))
-        f.add("EXIT", `\`${call.name} ${sub.text}\` publishes ports`);
+        f.sends(`\`${call.name} ${sub.text}\` publishes ports`);
       const payload = spec.operands.slice(1);
       if (payload.length > 0) scan.command(payload);
-      return f.add("WRITE", `\`${call.name} ${sub.text}\` runs a container`);
+      return f.writes(`\`${call.name} ${sub.text}\` runs a container`);
     }
     case "cp":
-      return f.add("WRITE", `\`${call.name} cp\` copies files to or from a container`);
+      return f.writes(`\`${call.name} cp\` copies files to or from a container`);
     default:
-      f.add("WRITE", `runs \`${call.name} ${sub?.text ?? ""}\``);
+      f.writes(`runs \`${call.name} ${sub?.text ?? ""}\``);
   }
 };
 
@@ -1144,7 +1315,7 @@ const KUBECTL_READS = new Set([
 
 const kubectl: Analyzer = (call, scan) => {
   const f = scan.findings;
-  if (onlyAsksVersion(call.args)) return f.add("READ");
+  if (onlyAsksVersion(call.args)) return f.reads();
   exitOnComputedArguments(call, scan);
   const operands = call.args.filter((a) => !a.text.startsWith("-"));
   const sub = operands[0]?.text;
@@ -1153,16 +1324,16 @@ const kubectl: Analyzer = (call, scan) => {
       operands[1]?.text === "view" &&
       call.args.some((a) => a.text === "--raw" || a.text.startsWith("--flatten"))
     )
-      return f.add("SECRET", "kubectl config view --raw shows cluster credentials");
+      return f.readsSecret("kubectl config view --raw shows cluster credentials");
     if (
       operands[1] &&
       !["view", "get-contexts", "current-context", "get-clusters", "get-users"].includes(operands[1].text)
     )
-      return f.add("EXIT", "kubectl config changes which cluster later commands reach");
-    return f.add("READ");
+      return f.sends("kubectl config changes which cluster later commands reach");
+    return f.reads();
   }
-  if (sub === undefined || KUBECTL_READS.has(sub)) return f.add("READ");
-  f.add("EXIT", `\`${call.name} ${sub}\` changes or reaches into a cluster`);
+  if (sub === undefined || KUBECTL_READS.has(sub)) return f.reads();
+  f.sends(`\`${call.name} ${sub}\` changes or reaches into a cluster`);
 };
 
 const gh: Analyzer = (call, scan) => {
@@ -1174,8 +1345,8 @@ const gh: Analyzer = (call, scan) => {
     group === "auth" &&
     (action === "token" || call.args.some((a) => a.text === "--show-token" || a.text === "-t"))
   )
-    return f.add("SECRET", "`gh auth` prints the GitHub token");
-  if (group === "api") return f.add("EXIT", "`gh api` can write to GitHub");
+    return f.readsSecret("`gh auth` prints the GitHub token");
+  if (group === "api") return f.sends("`gh api` can write to GitHub");
   if (group === "extension" && action && ["install", "upgrade", "exec"].includes(action))
     return f.opaque("`gh extension` downloads or runs extension code");
   const readActions = new Set([
@@ -1217,22 +1388,22 @@ const gh: Analyzer = (call, scan) => {
     "attestation",
   ];
   if (group && remoteGroups.includes(group) && (!action || !readActions.has(action))) {
-    if (group === "config" && action === "get") return f.add("READ");
+    if (group === "config" && action === "get") return f.reads();
     if (group === "alias" || group === "config")
-      return f.add("EXIT", `\`gh ${group} ${action ?? ""}\` changes commands or settings gh runs later`);
-    return f.add("EXIT", `\`gh ${group}${action ? ` ${action}` : ""}\` changes GitHub`);
+      return f.sends(`\`gh ${group} ${action ?? ""}\` changes commands or settings gh runs later`);
+    return f.sends(`\`gh ${group}${action ? ` ${action}` : ""}\` changes GitHub`);
   }
   checkOperands(call.args, scan, "read");
-  f.add("READ");
+  f.reads();
 };
 
 const huggingface: Analyzer = (call, scan) => {
   const f = scan.findings;
-  if (onlyAsksVersion(call.args)) return f.add("READ");
+  if (onlyAsksVersion(call.args)) return f.reads();
   exitOnComputedArguments(call, scan);
   const operands = call.args.filter((a) => !a.text.startsWith("-")).map((a) => a.text);
   if (operands.includes("token") || (operands[0] === "auth" && operands[1] !== "whoami"))
-    f.add("SECRET", "prints or stores the Hugging Face token");
+    f.readsSecret("prints or stores the Hugging Face token");
   const shipping = [
     "upload",
     "upload-large-folder",
@@ -1248,8 +1419,8 @@ const huggingface: Analyzer = (call, scan) => {
     "collections",
     "inference-endpoints",
   ].find((s) => operands.includes(s));
-  if (shipping) return f.add("EXIT", `\`${call.name} ${shipping}\` publishes, uploads or deploys`);
-  f.add("READ");
+  if (shipping) return f.sends(`\`${call.name} ${shipping}\` publishes, uploads or deploys`);
+  f.reads();
 };
 
 const twine = subcommandExits(["upload", "register"]);
@@ -1284,22 +1455,45 @@ export const PUBLISHER_ANALYZERS: Readonly<Record<string, Analyzer>> = {
   anaconda: subcommandExits(["upload"]),
   cargo,
   go,
-  gem: subcommandExits(["push", "owner", "yank", "signin"]),
-  bundle: (call, scan) =>
-    call.args[0]?.text === "exec"
+  gem: subcommandExits(
+    ["push", "owner", "yank", "signin"],
+    buildFileRuns(/^(?:build|install|update)$/, "a gemspec or native extensions"),
+  ),
+  bundle: (call, scan) => {
+    if (onlyAsksVersion(call.args)) return scan.findings.reads();
+    // Every bundler command evaluates the Gemfile, which is Ruby.
+    scan.findings.unmodeled(
+      "config",
+      "`bundle` evaluates the Gemfile (Ruby code) and installs gems with native extensions",
+    );
+    return call.args[0]?.text === "exec"
       ? payloadRunner({ ...call, name: "bundle exec" }, scan, call.args.slice(1), [])
-      : subcommandExits(["config"])(call, scan),
+      : subcommandExits(["config"])(call, scan);
+  },
   mvn: subcommandExits(
     ["deploy", "release:perform", "release:prepare", "deploy:deploy-file"],
-    runsCompiled(MVN_RUNS),
+    buildFileRuns(/./, "the pom's plugins", runsCompiled(MVN_RUNS)),
   ),
   mvnw: subcommandExits(
     ["deploy", "release:perform", "release:prepare", "deploy:deploy-file"],
-    runsCompiled(MVN_RUNS),
+    buildFileRuns(/./, "the pom's plugins", runsCompiled(MVN_RUNS)),
   ),
-  gradle: subcommandExits(["publish", "publishToMavenLocal", "publishPlugins"], runsCompiled(GRADLE_RUNS)),
-  gradlew: subcommandExits(["publish", "publishToMavenLocal", "publishPlugins"], runsCompiled(GRADLE_RUNS)),
-  dotnet: subcommandExits(["nuget"], runsCompiled(/^(?:test|run|watch)$/)),
+  gradle: subcommandExits(
+    ["publish", "publishToMavenLocal", "publishPlugins"],
+    buildFileRuns(/./, "the build scripts (Groovy or Kotlin code)", runsCompiled(GRADLE_RUNS)),
+  ),
+  gradlew: subcommandExits(
+    ["publish", "publishToMavenLocal", "publishPlugins"],
+    buildFileRuns(/./, "the build scripts (Groovy or Kotlin code)", runsCompiled(GRADLE_RUNS)),
+  ),
+  dotnet: subcommandExits(
+    ["nuget"],
+    buildFileRuns(
+      /^(?:build|restore|pack|publish|msbuild)$/,
+      "MSBuild targets and tasks",
+      runsCompiled(/^(?:test|run|watch)$/),
+    ),
+  ),
   nuget: subcommandExits(["push", "delete"]),
   pod: subcommandExits(["trunk"]),
   helm: subcommandExits(["push", "install", "upgrade", "uninstall", "rollback", "repo", "plugin"]),

@@ -9,15 +9,14 @@ import { SHIPPING_NAME } from "./publishers.ts";
 function targetsShip(call: ProgramCall, scan: Scan, targets: readonly ShellWord[]) {
   const target = targets.find((t) => !t.literal || SHIPPING_NAME.test(t.text));
   if (target)
-    scan.findings.add(
-      "EXIT",
+    scan.findings.sends(
       `\`${call.name} … ${target.literal ? target.text : "(computed)"}\` runs a recipe that may deploy or publish`,
     );
 }
 
 /** make: recipes from the makefile; `VAR=value` operands override variables the recipes expand. */
 const make: Analyzer = (call, scan) => {
-  if (onlyAsksVersion(call.args)) return scan.findings.add("READ");
+  if (onlyAsksVersion(call.args)) return scan.findings.reads();
   const parsed = parseArgs(call.args, {
     shortWithValue: "CfIjlowWEO",
     longWithValue: [
@@ -82,7 +81,7 @@ function taskRunner(
   dirOptions: readonly string[] = [],
 ): Analyzer {
   return (call, scan) => {
-    if (onlyAsksVersion(call.args)) return scan.findings.add("READ");
+    if (onlyAsksVersion(call.args)) return scan.findings.reads();
     exitOnComputedArguments(call, scan);
     const parsed = parseArgs(call.args, {
       shortWithValue: "fdtc",
@@ -126,7 +125,7 @@ function taskRunner(
 /** Test runners run test files found in the tree (and their config, conftest.py, setup files). */
 function testRunner(withValue: readonly string[] = []): Analyzer {
   return (call, scan) => {
-    if (onlyAsksVersion(call.args)) return scan.findings.add("READ");
+    if (onlyAsksVersion(call.args)) return scan.findings.reads();
     const parsed = parseArgs(call.args, {
       shortWithValue: "pckm",
       longWithValue: [
@@ -144,6 +143,13 @@ function testRunner(withValue: readonly string[] = []): Analyzer {
     });
     if (parsed.values("p").some((p) => !p.literal))
       return scan.findings.opaque(`\`${call.name} -p\` loads a plugin computed at run time`);
+    // Plug-ins, setup files and required modules named on the command line are code the gate does not find.
+    const plugin = [
+      ...parsed.values("p").filter((p) => !p.text.startsWith("no:")),
+      ...parsed.values("plugins", "setupFiles", "require"),
+    ][0];
+    if (plugin)
+      scan.findings.unmodeled("config", `\`${call.name}\` loads ${plugin.source}, a plug-in or setup module`);
     const files = parsed.operands.filter((o) => o.literal && !o.text.includes("*") && !o.text.includes("::"));
     for (const config of parsed.values("c", "config")) scan.path(config, "read");
     scan.localCode("test-runner", call.name, files);
@@ -218,17 +224,17 @@ const processManager: Analyzer = (call, scan) => {
   const [first, ...rest] = parsed.operands;
   if (first && ["start", "restart", "reload"].includes(first.text)) {
     const target = rest[0];
-    if (!target) return scan.findings.add("WRITE", `\`${call.name} ${first.text}\``);
+    if (!target) return scan.findings.writes(`\`${call.name} ${first.text}\``);
     if (/\.(m?[jt]sx?|c[jt]s|py|sh)$/.test(target.text)) return scan.localCode("node", call.name, [target]);
     return scan.script(target, `${call.name} start`);
   }
   if (first && /\.(m?[jt]sx?|c[jt]s)$/.test(first.text)) return scan.localCode("node", call.name, [first]);
-  scan.findings.add("WRITE", `runs \`${call.name}\``);
+  scan.findings.writes(`runs \`${call.name}\``);
 };
 
 /** cmake: `-P script` runs a CMake script, `-E env … cmd` runs a command, otherwise CMakeLists.txt is local code. */
 const cmake: Analyzer = (call, scan) => {
-  if (onlyAsksVersion(call.args)) return scan.findings.add("READ");
+  if (onlyAsksVersion(call.args)) return scan.findings.reads();
   const [first, ...rest] = call.args;
   if (first?.text === "-E") {
     const tool = rest[0]?.text;
@@ -252,13 +258,13 @@ const cmake: Analyzer = (call, scan) => {
       }
       return args.length > i
         ? scan.command(args.slice(i))
-        : scan.findings.add("SECRET", "`cmake -E env` prints the environment");
+        : scan.findings.readsSecret("`cmake -E env` prints the environment");
     }
     if (tool === "environment")
-      return scan.findings.add("SECRET", "`cmake -E environment` prints the environment");
+      return scan.findings.readsSecret("`cmake -E environment` prints the environment");
     if (tool === "tar" && rest.slice(1).some((a) => /^-?x/.test(a.text)))
       return scan.treeWrite(undefined, "cmake -E tar x");
-    scan.findings.add("WRITE", `\`cmake -E ${tool ?? ""}\``);
+    scan.findings.writes(`\`cmake -E ${tool ?? ""}\``);
     for (const arg of rest.slice(1)) scan.path(arg, "operand");
     return;
   }
@@ -279,8 +285,7 @@ const cmake: Analyzer = (call, scan) => {
 const hookManager: Analyzer = (call, scan) => {
   const sub = call.args.find((a) => !a.text.startsWith("-"))?.text;
   if (sub === undefined || ["install", "add", "init", "set", "autoupdate", "uninstall"].includes(sub))
-    return scan.findings.add(
-      "EXIT",
+    return scan.findings.sends(
       `\`${call.name}${sub ? ` ${sub}` : ""}\` installs git hooks (run by later git commands)`,
     );
   scan.localCode("task-runner", `${call.name} ${sub}`, [], [sub]);

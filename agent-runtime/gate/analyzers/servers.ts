@@ -4,12 +4,12 @@ import type { Analyzer, Scan } from "../shell-scan.ts";
 import { onlyAsksVersion } from "./common.ts";
 
 export function serverFinding(scan: Scan, what: string) {
-  scan.findings.add("EXIT", `\`${what}\` serves files, a shell or code execution over the network`);
+  scan.findings.sends(`\`${what}\` serves files, a shell or code execution over the network`);
 }
 
 function server(what?: string): Analyzer {
   return (call, scan) => {
-    if (onlyAsksVersion(call.args)) return scan.findings.add("READ");
+    if (onlyAsksVersion(call.args)) return scan.findings.reads();
     serverFinding(scan, what ?? call.name);
   };
 }
@@ -20,13 +20,13 @@ function serverWhen(subcommands: readonly string[]): Analyzer {
     const sub = call.args.find((a) => !a.text.startsWith("-"));
     if (!sub?.literal || subcommands.includes(sub.text))
       return serverFinding(scan, `${call.name} ${sub?.text ?? ""}`.trim());
-    scan.findings.add("WRITE", `runs \`${call.name} ${sub.text}\``);
+    scan.findings.writes(`runs \`${call.name} ${sub.text}\``);
   };
 }
 
 const tunnel: Analyzer = (call, scan) => {
-  if (onlyAsksVersion(call.args)) return scan.findings.add("READ");
-  scan.findings.add("EXIT", `\`${call.name}\` opens a tunnel that exposes local ports`);
+  if (onlyAsksVersion(call.args)) return scan.findings.reads();
+  scan.findings.sends(`\`${call.name}\` opens a tunnel that exposes local ports`);
 };
 
 const jupyter: Analyzer = (call, scan) => {
@@ -38,7 +38,7 @@ const jupyter: Analyzer = (call, scan) => {
   }
   if (["notebook", "lab", "server", "console", "qtconsole", "kernel", "execute", "run"].includes(sub.text))
     return serverFinding(scan, `jupyter ${sub.text}`);
-  scan.findings.add("WRITE", `runs \`jupyter ${sub.text}\``);
+  scan.findings.writes(`runs \`jupyter ${sub.text}\``);
 };
 
 export const SERVER_ANALYZERS: Readonly<Record<string, Analyzer>> = {

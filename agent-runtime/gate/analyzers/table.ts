@@ -1,7 +1,9 @@
-// Program name → analyzer. One family per module; every name is listed once (tests/unit/gate-analyzers.test.ts
-// fails on a name claimed by two families), and a name listed nowhere gets the explicit `unlistedProgram`.
+// Program name → analyzer. One family per module; every name is listed once: a family's builder refuses a name
+// given twice (FamilyBuilder), and buildTable refuses a name two families claim. A name listed nowhere gets the
+// explicit `unlistedProgram` (code the gate does not model).
 import type { Analyzer } from "../shell-scan.ts";
 import { unlistedProgram } from "./common.ts";
+import { DEV_TOOL_ANALYZERS } from "./dev-tools.ts";
 import { ENVIRONMENT_ANALYZERS } from "./environment.ts";
 import { FILE_TOOL_ANALYZERS } from "./file-tools.ts";
 import { GIT_ANALYZERS } from "./git.ts";
@@ -22,12 +24,28 @@ export const ANALYZER_FAMILIES: Readonly<Record<string, Readonly<Record<string, 
   "file-tools": FILE_TOOL_ANALYZERS,
   servers: SERVER_ANALYZERS,
   environment: ENVIRONMENT_ANALYZERS,
+  "dev-tools": DEV_TOOL_ANALYZERS,
 };
 
-const TABLE = new Map<string, Analyzer>();
-for (const family of Object.values(ANALYZER_FAMILIES)) {
-  for (const [name, analyzer] of Object.entries(family)) if (!TABLE.has(name)) TABLE.set(name, analyzer);
+/** The one table: every family's rows; a program name two families claim is refused at load. */
+export function buildTable(
+  families: Readonly<Record<string, Readonly<Record<string, Analyzer>>>>,
+): ReadonlyMap<string, Analyzer> {
+  const table = new Map<string, Analyzer>();
+  const owner = new Map<string, string>();
+  for (const [family, rows] of Object.entries(families)) {
+    for (const [name, analyzer] of Object.entries(rows)) {
+      const other = owner.get(name);
+      if (other !== undefined)
+        throw new Error(`\`${name}\` is listed by two analyzer families (${other} and ${family})`);
+      owner.set(name, family);
+      table.set(name, analyzer);
+    }
+  }
+  return table;
 }
+
+const TABLE = buildTable(ANALYZER_FAMILIES);
 
 /** Versioned names (`python3.12`, `node22`, `pip3.11`, `perl5.36`) fall back to their family's name. */
 const VERSIONED =
@@ -54,7 +72,7 @@ const loader: Analyzer = (call, scan) => {
       i++;
     else if (!text.startsWith("--")) break;
   }
-  if (args.some((a) => a.text === "--list" || a.text === "--verify")) return scan.findings.add("READ");
+  if (args.some((a) => a.text === "--list" || a.text === "--verify")) return scan.findings.reads();
   if (i < args.length) scan.command(args.slice(i));
 };
 

@@ -34,7 +34,7 @@ interface WrapperSpec {
 /** Runs the payload of a wrapper described by `spec`. */
 function wrapper(spec: WrapperSpec): Analyzer {
   return (call, scan) => {
-    if (onlyAsksVersion(call.args)) return scan.findings.add("READ");
+    if (onlyAsksVersion(call.args)) return scan.findings.reads();
     const parsed = parseArgs(call.args, {
       shortWithValue: spec.shortWithValue,
       longWithValue: spec.longWithValue,
@@ -45,7 +45,7 @@ function wrapper(spec: WrapperSpec): Analyzer {
       if (parsed.has(option)) return scan.findings.opaque(`\`${call.name}\` ${why}`);
     }
     for (const value of parsed.values(...(spec.writes ?? []))) scan.path(value, "write");
-    if (spec.network) scan.findings.add("EXIT", `\`${call.name}\` ${spec.network}`);
+    if (spec.network) scan.findings.sends(`\`${call.name}\` ${spec.network}`);
     let payload = parsed.operands.slice(spec.leading ?? 0);
     if (spec.assignments) {
       let count = 0;
@@ -63,7 +63,7 @@ function wrapper(spec: WrapperSpec): Analyzer {
     if (payload.length === 0) {
       if (spec.empty === "shell-from-stdin" || viaShell)
         return scan.findings.opaque(`\`${call.name}\` starts a shell reading commands from stdin`);
-      return scan.findings.add("READ");
+      return scan.findings.reads();
     }
     if (viaShell) return scan.script(joinedScript(payload), `${call.name} -s`, { cwd });
     scan.command(payload, { cwd, stdinIsData: call.stdinIsData, sameShell: spec.sameShell ?? false });
@@ -153,7 +153,7 @@ const env: Analyzer = (call, scan) => {
     break;
   }
   const payload = args.slice(i);
-  if (payload.length === 0) return scan.findings.add("SECRET", "`env` prints environment variables");
+  if (payload.length === 0) return scan.findings.readsSecret("`env` prints environment variables");
   scan.command(payload, { cwd, stdinIsData: call.stdinIsData, environment: { cleared, unset } });
 };
 
@@ -190,7 +190,7 @@ const xargs: Analyzer = (call, scan) => {
   } else {
     payload = [...payload, unknownArgument("arguments xargs reads")];
   }
-  scan.findings.add("READ");
+  scan.findings.reads();
   scan.command(payload, { stdinIsData: false });
 };
 
@@ -219,7 +219,7 @@ const watch: Analyzer = (call, scan) => {
     longWithValue: ["interval", "equexit", "differences"],
     stopAtOperand: true,
   });
-  if (parsed.operands.length === 0) return scan.findings.add("READ");
+  if (parsed.operands.length === 0) return scan.findings.reads();
   if (parsed.has("x", "exec")) return scan.command(parsed.operands);
   scan.script(joinedScript(parsed.operands), "watch");
 };
@@ -237,7 +237,7 @@ const flock: Analyzer = (call, scan) => {
     head.get("c", "command")?.value ?? parseArgs(head.operands.slice(1), spec).get("c", "command")?.value;
   if (command) return scan.script(command, "flock -c");
   const payload = head.operands.slice(1);
-  if (payload.length === 0) return scan.findings.add("READ");
+  if (payload.length === 0) return scan.findings.reads();
   scan.command(payload);
 };
 
@@ -334,7 +334,7 @@ function stdinShell(call: ProgramCall, scan: Scan) {
 
 const source: Analyzer = (call, scan) => {
   const file = call.args[0];
-  if (!file) return scan.findings.add("READ");
+  if (!file) return scan.findings.reads();
   if (!file.literal) return scan.findings.opaque(`\`${call.name}\` of a script path computed at run time`);
   scan.localCode("shell-script", call.name, [file]);
 };
@@ -346,70 +346,96 @@ const evalBuiltin: Analyzer = (call, scan) => {
 
 const exec: Analyzer = (call, scan) => {
   const parsed = parseArgs(call.args, { shortWithValue: "a", stopAtOperand: true });
-  if (parsed.operands.length === 0) return scan.findings.add("READ"); // `exec 3>file`: redirections only
+  if (parsed.operands.length === 0) return scan.findings.reads(); // `exec 3>file`: redirections only
   // `exec -c` runs the command with an empty environment.
   scan.command(parsed.operands, { stdinIsData: call.stdinIsData, environment: { cleared: parsed.has("c") } });
 };
 
 const command: Analyzer = (call, scan) => {
   const parsed = parseArgs(call.args, { stopAtOperand: true });
-  if (parsed.has("v", "V")) return scan.findings.add("READ");
-  if (parsed.operands.length === 0) return scan.findings.add("READ");
+  if (parsed.has("v", "V")) return scan.findings.reads();
+  if (parsed.operands.length === 0) return scan.findings.reads();
   scan.command(parsed.operands, { stdinIsData: call.stdinIsData, sameShell: true });
 };
 
 const builtin: Analyzer = (call, scan) => {
-  if (call.args.length === 0) return scan.findings.add("READ");
+  if (call.args.length === 0) return scan.findings.reads();
   scan.command(call.args, { stdinIsData: call.stdinIsData, sameShell: true });
 };
 
 const trap: Analyzer = (call, scan) => {
   const first = call.args[0];
   if (!first || first.text === "-p" || first.text === "-l" || first.text === "-" || /^\d+$/.test(first.text))
-    return scan.findings.add("READ");
+    return scan.findings.reads();
   scan.script(first, "trap");
 };
 
 const alias: Analyzer = (call, scan) => {
   if (call.args.some((a) => a.text.includes("=") || !a.literal))
     return scan.findings.opaque("defines an alias (a hidden command)");
-  scan.findings.add("READ");
+  scan.findings.reads();
 };
 
 const cd: Analyzer = (call, scan) => {
   const target = call.args.find((a) => !/^-[LPe@]+$/.test(a.text));
   if (target?.text === "-")
-    return scan.findings.add("UNKNOWN", "`cd -` returns to a directory the gate did not track");
+    return scan.findings.writesUnlisted(
+      "`cd -` returns to a directory the gate did not track: later relative paths may name any file",
+    );
   scan.chdir(target);
-  scan.findings.add("READ");
+  scan.findings.reads();
 };
 
 /** Builtins that print, test or change only the shell's own state. */
 const harmlessBuiltin: Analyzer = (_call, scan) => {
-  scan.findings.add("READ");
+  scan.findings.reads();
+};
+
+/**
+ * A variable name with a subscript (`a[$(cmd)]`) given to a builtin that assigns, tests or unsets it: bash
+ * evaluates the subscript as arithmetic, and a command substitution in it runs.
+ */
+function subscriptRuns(name: ShellWord | undefined, scan: Scan, program: string): boolean {
+  if (!name) return false;
+  if (!name.literal || /\[.*[$`]/.test(name.text)) {
+    scan.findings.opaque(`\`${program}\` evaluates a subscript computed at run time (${name.source})`);
+    return true;
+  }
+  return false;
+}
+
+/** test / [ : `-v name[sub]` evaluates the subscript. */
+const testBuiltin: Analyzer = (call, scan) => {
+  for (let i = 0; i < call.args.length; i++)
+    if (call.args[i]?.text === "-v" && subscriptRuns(call.args[i + 1], scan, call.name)) return;
+  scan.findings.reads();
 };
 
 const set: Analyzer = (call, scan) => {
-  if (call.args.length === 0) return scan.findings.add("SECRET", "`set` prints all variables");
-  scan.findings.add("READ");
+  if (call.args.length === 0) return scan.findings.readsSecret("`set` prints all variables");
+  // `set -- x y` sets the positional parameters: values the gate does not track (arithmetic on $1 runs `[$(…)]`).
+  const dash = call.args.findIndex((a) => a.text === "--" || !a.text.startsWith("-"));
+  if (dash !== -1)
+    for (const name of ["1", "2", "3", "4", "5", "6", "7", "8", "9", "@", "*"]) scan.forget(name);
+  scan.findings.reads();
 };
 
 const shopt: Analyzer = (call, scan) => {
   if (call.args.some((a) => a.text === "expand_aliases" || !a.literal))
     return scan.findings.opaque("`shopt` changes how commands expand (aliases)");
-  scan.findings.add("READ");
+  scan.findings.reads();
 };
 
 const hash: Analyzer = (call, scan) => {
   if (call.args.some((a) => a.text.startsWith("-p") || !a.literal))
     return scan.findings.opaque("`hash -p` makes a command name run another file");
-  scan.findings.add("READ");
+  scan.findings.reads();
 };
 
 const enable: Analyzer = (call, scan) => {
   if (call.args.some((a) => /^-[a-zA-Z]*f/.test(a.text) || !a.literal))
     return scan.findings.opaque("`enable -f` loads a builtin from a shared library");
-  scan.findings.add("READ");
+  scan.findings.reads();
 };
 
 /** `read x`, `mapfile a`, `getopts s x`: the named variables now hold data the gate cannot see. */
@@ -417,36 +443,40 @@ const read: Analyzer = (call, scan) => {
   const mapfile = call.name !== "read";
   const parsed = parseArgs(call.args, { shortWithValue: mapfile ? "dnOsuCc" : "adinNptu" });
   if (mapfile && parsed.has("C")) return scan.findings.opaque(`\`${call.name} -C\` runs a callback command`);
-  for (const name of [...parsed.operands, ...parsed.values("a")]) scan.forget(name.text);
-  scan.findings.add("READ");
+  for (const name of [...parsed.operands, ...parsed.values("a")]) {
+    if (subscriptRuns(name, scan, call.name)) return;
+    scan.forget(name.text);
+  }
+  scan.findings.reads();
 };
 
 /** printf and echo print their arguments (credential variables are caught where they expand). */
 const printfBuiltin: Analyzer = (call, scan) => {
   if (call.name === "printf") {
     const target = parseArgs(call.args, { shortWithValue: "v", stopAtOperand: true }).get("v")?.value;
+    if (subscriptRuns(target, scan, call.name)) return;
     if (target) scan.forget(target.text);
   }
-  scan.findings.add("READ");
+  scan.findings.reads();
 };
 
 const pi: Analyzer = (call, scan) => {
   const sub = textAt(call.args, 0);
   if (["install", "remove", "uninstall", "update", "config"].includes(sub))
-    return scan.findings.add("TAMPER", `\`pi ${sub}\` changes Pi's settings or extensions`);
-  if (onlyAsksVersion(call.args)) return scan.findings.add("READ");
+    return scan.findings.changesGate(`\`pi ${sub}\` changes Pi's settings or extensions`);
+  if (onlyAsksVersion(call.args)) return scan.findings.reads();
   scan.findings.opaque("starts another agent outside this gate");
 };
 
 const policyCli: Analyzer = (call, scan) => {
   const sub = textAt(call.args, 0);
   if (call.args[0]?.literal && (sub === "get" || sub === "explain" || sub === "--help"))
-    return scan.findings.add("READ");
-  scan.findings.add("TAMPER", "runs the policy tool to change the policy");
+    return scan.findings.reads();
+  scan.findings.changesGate("runs the policy tool to change the policy");
 };
 
 const busybox: Analyzer = (call, scan) => {
-  if (call.args.length === 0 || onlyAsksVersion(call.args)) return scan.findings.add("READ");
+  if (call.args.length === 0 || onlyAsksVersion(call.args)) return scan.findings.reads();
   scan.command(call.args, { stdinIsData: call.stdinIsData });
 };
 
@@ -508,11 +538,11 @@ function subcommandWrapper(
   withValue = "",
 ): Analyzer {
   return (call, scan) => {
-    if (onlyAsksVersion(call.args)) return scan.findings.add("READ");
+    if (onlyAsksVersion(call.args)) return scan.findings.reads();
     const [sub, ...rest] = call.args;
     const mode = sub ? subcommands[sub.text] : undefined;
     if (!sub || !mode) {
-      scan.findings.add("WRITE", `runs \`${call.name}${sub ? ` ${sub.text}` : ""}\``);
+      scan.findings.writes(`runs \`${call.name}${sub ? ` ${sub.text}` : ""}\``);
       return;
     }
     const parsed = parseArgs(rest, {
@@ -538,7 +568,7 @@ function envFileRunner(defaultFile: string, fileOptions: string): Analyzer {
     });
     const files = parsed.values(...fileOptions.split(""), "file", "rc-file");
     for (const file of files.length ? files : [syntheticWord(defaultFile)]) scan.path(file, "read");
-    scan.findings.add("SECRET", `\`${call.name}\` loads an environment file into the command`);
+    scan.findings.readsSecret(`\`${call.name}\` loads an environment file into the command`);
     const payload = parsed.operands[0]?.text === "--" ? parsed.operands.slice(1) : parsed.operands;
     if (payload.length) scan.command(payload);
   };
@@ -549,8 +579,8 @@ const direnv: Analyzer = (call, scan) => {
   const [sub, dir, ...payload] = call.args;
   if (sub?.text !== "exec") {
     if (sub?.text === "allow" || sub?.text === "permit" || sub?.text === "grant")
-      return scan.findings.add("EXIT", "`direnv allow` lets an .envrc run in later shells");
-    return scan.findings.add("READ");
+      return scan.findings.sends("`direnv allow` lets an .envrc run in later shells");
+    return scan.findings.reads();
   }
   const base = dir?.literal ? dir.text.replace(/\/+$/, "") : undefined;
   if (base === undefined) return scan.findings.opaque("`direnv exec` of a directory computed at run time");
@@ -591,7 +621,7 @@ const watcher: Analyzer = (call, scan) => {
     : call.name === "watchexec"
       ? parsed.operands
       : [];
-  if (payload.length === 0) return scan.findings.add("READ");
+  if (payload.length === 0) return scan.findings.reads();
   if (call.name === "watchexec" && parsed.afterDoubleDash.length === 0)
     return scan.script(joinedScript(payload), "watchexec");
   scan.command(payload);
@@ -618,7 +648,7 @@ const declaration: Analyzer = (call, scan) => {
   if (prints || flags.some((f) => /^-[a-zA-Z]*p/.test(f.text))) {
     const named = operands.find((o) => isCredentialVariable(o.text.split("=")[0] ?? ""));
     if (prints || named || operands.length === 0)
-      scan.findings.add("SECRET", `\`${call.name}\` prints variables`);
+      scan.findings.readsSecret(`\`${call.name}\` prints variables`);
   }
   for (const operand of operands) {
     const eq = operand.text.indexOf("=");
@@ -627,7 +657,7 @@ const declaration: Analyzer = (call, scan) => {
         persists: true,
       });
   }
-  scan.findings.add("READ");
+  scan.findings.reads();
 };
 
 /**
@@ -766,20 +796,28 @@ const WRAPPERS: Record<string, Analyzer> = {
   mapfile: read,
   readarray: read,
   getopts: (call, scan) => {
-    for (const name of call.args.slice(1, 2)) scan.forget(name.text);
-    scan.findings.add("READ");
+    for (const name of call.args.slice(1, 2)) {
+      if (subscriptRuns(name, scan, "getopts")) return;
+      scan.forget(name.text);
+    }
+    scan.findings.reads();
   },
   printf: printfBuiltin,
   echo: printfBuiltin,
   true: harmlessBuiltin,
   false: harmlessBuiltin,
   ":": harmlessBuiltin,
-  test: harmlessBuiltin,
-  "[": harmlessBuiltin,
+  test: testBuiltin,
+  "[": testBuiltin,
   exit: harmlessBuiltin,
   return: harmlessBuiltin,
   shift: harmlessBuiltin,
-  wait: harmlessBuiltin,
+  wait: (call, scan) => {
+    const target = parseArgs(call.args, { shortWithValue: "p" }).get("p")?.value;
+    if (subscriptRuns(target, scan, "wait")) return;
+    if (target) scan.forget(target.text);
+    scan.findings.reads();
+  },
   jobs: harmlessBuiltin,
   break: harmlessBuiltin,
   continue: harmlessBuiltin,
@@ -833,7 +871,7 @@ const WRAPPERS: Record<string, Analyzer> = {
       scan.assignment(word.text.slice(0, eq).replace(/\+$/, ""), valueWord(word, eq + 1), { persists });
     }
     if (i < call.args.length) scan.command(call.args.slice(i), { sameShell: true });
-    else scan.findings.add("READ");
+    else scan.findings.reads();
   },
   export: declaration,
   declare: declaration,
@@ -843,9 +881,10 @@ const WRAPPERS: Record<string, Analyzer> = {
   unset: (call, scan) => {
     for (const name of call.args) {
       if (name.text.startsWith("-")) continue;
+      if (subscriptRuns(name, scan, "unset")) return;
       scan.forget(name.literal ? name.text : DYNAMIC); // a name computed at run time can be any variable
     }
-    scan.findings.add("READ");
+    scan.findings.reads();
   },
   pi,
   "chat-ui-agent-policy": policyCli,
@@ -891,7 +930,7 @@ const WRAPPERS: Record<string, Analyzer> = {
       !sub ||
       !["stat", "record", "trace", "ftrace", "mem", "sched", "kvm", "c2c", "lock"].includes(sub.text)
     )
-      return scan.findings.add("READ");
+      return scan.findings.reads();
     const parsed = parseArgs(rest, { shortWithValue: "eopCcGFmIrtuTjBdsLNKMPWDx", stopAtOperand: true });
     if (parsed.has("p", "pid", "a", "all-cpus"))
       return scan.findings.opaque("`perf` attaches to running processes");
@@ -900,7 +939,7 @@ const WRAPPERS: Record<string, Analyzer> = {
   },
   "run-parts": (call, scan) => {
     const dir = call.args.filter((a) => !a.text.startsWith("-")).at(-1);
-    if (call.args.some((a) => a.text === "--test" || a.text === "--list")) return scan.findings.add("READ");
+    if (call.args.some((a) => a.text === "--test" || a.text === "--list")) return scan.findings.reads();
     scan.findings.opaque(`\`run-parts\` runs every program in ${dir?.source ?? "a directory"}`);
   },
   ts: opaqueProgram("queues commands to run later"),
@@ -919,7 +958,7 @@ const WRAPPERS: Record<string, Analyzer> = {
   volta: subcommandWrapper({ run: "payload" }),
   fnm: subcommandWrapper({ exec: "after-dashes" }),
   nvm: subcommandWrapper({ exec: "payload", run: "payload" }),
-  corepack: (call, scan) => (call.args.length ? scan.command(call.args) : scan.findings.add("READ")),
+  corepack: (call, scan) => (call.args.length ? scan.command(call.args) : scan.findings.reads()),
   scl: subcommandWrapper({ enable: "payload" }),
   nix: subcommandWrapper({ shell: "after-dashes", develop: "after-dashes", run: "after-dashes" }, "c"),
   "nix-shell": (call, scan) => {

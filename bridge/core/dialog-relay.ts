@@ -1,0 +1,159 @@
+// Dialogs between Pi and the client: Pi's requests go into the dialog book (dialog-book.ts, the lifecycle and
+// its rules), client answers come out of it checked, go to Pi under the bridge's ids, and Pi's verdict ends
+// them. Nothing here approves: a malformed answer declines, a gone Pi closes, a refused Pi answers nothing.
+import type { Logger } from "../../agent-runtime/log.ts";
+import { DialogBook, type Verdict } from "../dialog-book.ts";
+import { toPendingDialog } from "../dialogs.ts";
+import type { Clock } from "./clock.ts";
+import type { CommandLedger } from "./command-ledger.ts";
+import { errorFrame, type Frame, type FrameSink, failure, isRecord, withId } from "./frames.ts";
+import { DIALOG_ANSWER } from "./intake.ts";
+import type { PiLink } from "./pi-link.ts";
+
+export interface DialogRelayOptions {
+  clock: Clock;
+  detachedGraceMs: number;
+  link: PiLink;
+  ledger: CommandLedger;
+  sink: FrameSink;
+  log: Logger;
+  /** Pi is up (starting or running): a cancelled answer can reach it. */
+  piUp: () => boolean;
+  /** Why no answer can be taken now (Pi refused), or undefined. */
+  refusal: () => string | undefined;
+  /** The set of open dialogs changed (idle accounting). */
+  changed: () => void;
+  /** The ids of the open dialogs changed: persist them (they are closed at the next start). */
+  onOpenDialogs?: (ids: string[]) => void;
+}
+
+export class DialogRelay {
+  readonly book: DialogBook;
+  private openIds = "";
+  private readonly options: DialogRelayOptions;
+
+  constructor(options: DialogRelayOptions) {
+    this.options = options;
+    this.book = new DialogBook({
+      detachedGraceMs: options.detachedGraceMs,
+      timers: options.clock,
+      effects: {
+        cancelInPi: (dialogId) => this.cancelInPi(dialogId),
+        announceClosed: (dialogId, reason) =>
+          options.sink.publish({ type: "dialog_closed", id: dialogId, outcome: "refused", reason }),
+        changed: () => this.bookChanged(),
+        warn: (fields, message) => options.log.warn(fields, message),
+      },
+    });
+  }
+
+  /** Pi's extension_ui_request: relayed to clients; a dialog (it waits for an answer) is tracked. */
+  request(line: Frame, raw: string): void {
+    const { sink } = this.options;
+    const dialog = toPendingDialog(line, sink.headSeq + 1);
+    sink.publish(line, raw);
+    if (!dialog) return;
+    const timeout = typeof line.timeout === "number" && line.timeout > 0 ? line.timeout : undefined;
+    this.book.request(dialog, timeout);
+  }
+
+  /** A client's answer (intake checked its ids). */
+  answer(frame: Frame, dialogId: string | undefined, commandId: string | undefined): void {
+    const { ledger, link } = this.options;
+    if (commandId !== undefined && !ledger.begin(commandId, frame, DIALOG_ANSWER)) return;
+    const refused = this.options.refusal();
+    if (refused !== undefined) {
+      ledger.finish(commandId, failure(commandId, DIALOG_ANSWER, "agent_unverified", refused));
+      return;
+    }
+    const decision = this.book.answer(dialogId, frame);
+    switch (decision.kind) {
+      case "not_pending":
+        ledger.finish(commandId, {
+          ...failure(
+            commandId,
+            DIALOG_ANSWER,
+            "ui_request_not_pending",
+            `extension UI request is not pending (${decision.reason})`,
+          ),
+          data: { requestId: dialogId ?? null, reason: decision.reason },
+        });
+        return;
+      case "malformed":
+        this.reportMalformed(dialogId, commandId, decision.problem, decision.declined);
+        return;
+      case "forward": {
+        const piId = link.allocId();
+        link.track(piId, { kind: "dialog", dialogId: decision.dialog.id, clientId: commandId });
+        link.write({ type: DIALOG_ANSWER, id: decision.dialog.id, commandId: piId, ...decision.answer });
+        return;
+      }
+    }
+  }
+
+  /** An answer that cannot be taken declines the pending dialog it names; it never approves anything. */
+  badAnswer(dialogId: string | undefined, problem: string): void {
+    const pending = this.book.isPending(dialogId);
+    if (pending && dialogId !== undefined) this.book.refuse(dialogId, "malformed_answer");
+    this.reportMalformed(dialogId, undefined, problem, pending);
+  }
+
+  /** Pi's verdict on an answer we forwarded; the client gets it (with its own id), the book ends the dialog. */
+  verdict(route: { dialogId: string; clientId: string | undefined }, line: Frame): void {
+    const data = isRecord(line.data) ? line.data : {};
+    const verdict: Verdict =
+      line.success === true
+        ? { kind: "accepted" }
+        : line.code === "ui_request_not_pending"
+          ? { kind: "not_pending", piReason: typeof data.reason === "string" ? data.reason : undefined }
+          : { kind: "rejected" };
+    // The response first: the client learns its answer's fate before any dialog_closed it causes.
+    if (route.clientId !== undefined)
+      this.options.ledger.finish(route.clientId, withId(line, route.clientId));
+    this.book.verdict(route.dialogId, verdict);
+  }
+
+  /** Pi went while an answer was on its way: the client learns it was not taken, then the dialog closes. */
+  answerLost(route: { dialogId: string; clientId: string | undefined }): void {
+    this.options.ledger.finish(
+      route.clientId,
+      failure(route.clientId, DIALOG_ANSWER, "agent_exited", "Pi exited"),
+    );
+    this.book.verdict(route.dialogId, { kind: "agent_gone" });
+  }
+
+  private reportMalformed(
+    dialogId: string | undefined,
+    commandId: string | undefined,
+    problem: string,
+    declined: boolean,
+  ): void {
+    const message = declined ? `${problem}; the dialog was declined` : problem;
+    if (commandId !== undefined) {
+      this.options.ledger.finish(commandId, {
+        ...failure(commandId, DIALOG_ANSWER, "invalid_ui_response", message),
+        data: { requestId: dialogId ?? null, declined },
+      });
+    } else {
+      this.options.sink.publish(errorFrame("invalid_frame", message, dialogId));
+    }
+  }
+
+  private cancelInPi(dialogId: string): void {
+    if (!this.options.piUp()) return;
+    const { link } = this.options;
+    const piId = link.allocId();
+    link.track(piId, { kind: "ignore" });
+    link.write({ type: DIALOG_ANSWER, id: dialogId, commandId: piId, cancelled: true });
+  }
+
+  private bookChanged(): void {
+    this.options.changed();
+    if (!this.options.onOpenDialogs) return;
+    const ids = this.book.pending().map((d) => d.id);
+    const key = ids.join("\n");
+    if (key === this.openIds) return;
+    this.openIds = key;
+    this.options.onOpenDialogs(ids);
+  }
+}

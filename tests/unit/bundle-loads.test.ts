@@ -1,0 +1,45 @@
+// The bridge never loads code from a place the tools can write: everything it runs is in its bundle, so at run
+// time it asks Node only for builtins and its own chunks. An optional `require` of an uninstalled package (ws's
+// bufferutil) would make Node search $HOME/.node_modules, $HOME/.node_libraries and NODE_PATH; the build settles
+// those (scripts/build.mjs), and this reads the built files to prove nothing else is left.
+import assert from "node:assert/strict";
+import { existsSync, readdirSync, readFileSync } from "node:fs";
+import { builtinModules } from "node:module";
+import path from "node:path";
+import { test } from "node:test";
+import { outDir, SETTLED_OPTIONAL_MODULES } from "../../scripts/build.mjs";
+
+const builtins = new Set(builtinModules.flatMap((name) => [name, `node:${name}`]));
+
+/** The files the bridge process evaluates: bridge.mjs and the chunks it imports. */
+function bridgeFiles(): string[] {
+  const chunks = path.join(outDir, "chunks");
+  assert.ok(existsSync(path.join(outDir, "bridge.mjs")), "build first: npm run build");
+  return [
+    path.join(outDir, "bridge.mjs"),
+    ...readdirSync(chunks).map((name) => path.join(chunks, name)),
+    // The operator's client loads ws too (it runs with the operator's HOME).
+    path.join(outDir, "chat-ui-agent.mjs"),
+  ];
+}
+
+test("the built bridge requires only Node builtins, imports only builtins and its own chunks", () => {
+  for (const file of bridgeFiles()) {
+    const text = readFileSync(file, "utf8");
+    const name = path.relative(outDir, file);
+    for (const match of text.matchAll(/\b(?:__require|require)\(\s*(["'`])([^"'`]*)\1\s*\)/g)) {
+      assert.ok(builtins.has(match[2] ?? ""), `${name} requires ${match[2]} at run time`);
+    }
+    const dynamic = [...text.matchAll(/\b(?:__require|require)\(\s*[^"'`\s)]/g)].map((m) => m[0]);
+    assert.deepEqual(dynamic, [], `${name} requires a computed name`);
+    for (const match of text.matchAll(/(?:\bfrom\s*|\bimport\s*\(\s*)(["'])([^"']+)\1/g)) {
+      const specifier = match[2] ?? "";
+      assert.ok(
+        builtins.has(specifier) || specifier.startsWith("./"),
+        `${name} imports ${specifier}, which Node would look up at run time`,
+      );
+    }
+    for (const addon of SETTLED_OPTIONAL_MODULES)
+      assert.ok(!text.includes(`"${addon}"`), `${name} still names ${addon}`);
+  }
+});
