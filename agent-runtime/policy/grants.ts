@@ -12,8 +12,11 @@ export type GrantKind = (typeof GRANT_KINDS)[number];
 export const MAX_GRANTS = 256;
 export const MAX_GRANTS_FILE_BYTES = 512 * 1024;
 
+/** A grant's id: `g-` and 16 hex digits. */
+export const GRANT_ID = z.string().regex(/^g-[0-9a-f]{16}$/);
+
 export const Grant = z.strictObject({
-  id: z.string().regex(/^g-[0-9a-f]{16}$/),
+  id: GRANT_ID,
   kind: z.enum(GRANT_KINDS),
   /** What it matches: the gate's command shape, or a canonical `host:port`. */
   key: z.string().min(1).max(4096),
@@ -37,6 +40,31 @@ export type GrantsFile = z.infer<typeof GrantsFile>;
 
 /** Where the bridge writes the grants file and the gate reads it (set by the bridge in Pi's environment). */
 export const GRANTS_PATH_ENV = "CHAT_UI_AGENT_GRANTS_PATH";
+
+/**
+ * The gate asks the bridge for a grant through an extension `setStatus` request with this key (its text is a
+ * GrantRequest as JSON): the bridge takes it, keeps the grant, and never relays the request to clients.
+ */
+export const GRANT_REQUEST_STATUS_KEY = "chat-ui-agent:grant";
+
+/** The three answers of an approval dialog that may be granted (a select); boundary actions offer only a confirm. */
+export const APPROVAL_CHOICES = {
+  once: "Allow once",
+  session: "Allow for this session",
+  deny: "Deny",
+} as const;
+
+/**
+ * What the gate sends: the person answered APPROVAL_CHOICES.session to the dialog `dialogId`. The bridge takes it
+ * only when it relayed that answer to that dialog itself, so nothing but the person's own answer makes a grant.
+ */
+export const GrantRequest = z.strictObject({
+  kind: z.enum(GRANT_KINDS),
+  key: z.string().min(1).max(4096),
+  label: z.string().max(512),
+  dialogId: z.string().min(1).max(256),
+});
+export type GrantRequest = z.infer<typeof GrantRequest>;
 
 export type GrantsRead = { ok: true; file: GrantsFile } | { ok: false; problem: string };
 

@@ -13,6 +13,9 @@ import {
 } from "../../agent-runtime/policy/grants.ts";
 import { writeFileAtomic } from "../state-files.ts";
 
+/** Why the grants changed (the `cause` of grants_changed). */
+export type GrantChange = "granted" | "revoked" | "session_changed";
+
 export interface NewGrant {
   kind: GrantKind;
   key: string;
@@ -27,7 +30,7 @@ export class GrantStore {
   private readonly file: string | undefined;
   private readonly now: () => Date;
   /** Called after every change, with the grants now in force. */
-  onChange: (grants: readonly Grant[]) => void = () => {};
+  onChange: (grants: readonly Grant[], cause: GrantChange) => void = () => {};
 
   /** `file` (when durable) is read back at start: grants of the same session survive a bridge restart. */
   constructor(options: { file?: string; sessionId: string | null; now?: () => Date }) {
@@ -64,7 +67,7 @@ export class GrantStore {
       by: grant.by,
     };
     this.grants = [...this.grants, added].slice(-MAX_GRANTS);
-    this.changed();
+    this.changed("granted");
     return added;
   }
 
@@ -74,7 +77,7 @@ export class GrantStore {
     if (revoked.length === 0) return [];
     const gone = new Set(revoked.map((grant) => grant.id));
     this.grants = this.grants.filter((grant) => !gone.has(grant.id));
-    this.changed();
+    this.changed("revoked");
     return revoked;
   }
 
@@ -84,13 +87,13 @@ export class GrantStore {
     this.sessionId = sessionId;
     const had = this.grants.length > 0;
     this.grants = [];
-    if (had) this.changed();
+    if (had) this.changed("session_changed");
     else this.persist();
   }
 
-  private changed(): void {
+  private changed(cause: GrantChange): void {
     this.persist();
-    this.onChange(this.grants);
+    this.onChange(this.grants, cause);
   }
 
   private persist(): void {
