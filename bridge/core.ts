@@ -9,6 +9,7 @@ import { type Clock, IdleTimer, systemClock, Waiters } from "./core/clock.ts";
 import { CommandLedger } from "./core/command-ledger.ts";
 import { DialogRelay } from "./core/dialog-relay.ts";
 import { errorFrame, type Frame, type FrameSink } from "./core/frames.ts";
+import { GrantRelay } from "./core/grant-relay.ts";
 import { HeldQueue } from "./core/held-queue.ts";
 import { oversized, readClientFrame } from "./core/intake.ts";
 import { Mirror, type SessionInfo } from "./core/mirror.ts";
@@ -17,6 +18,7 @@ import { PiLink } from "./core/pi-link.ts";
 import { type PolicyAccess, PolicyRelay } from "./core/policy-relay.ts";
 import { type StartCause, Supervisor } from "./core/supervisor.ts";
 import type { WatchdogOptions } from "./core/watchdog.ts";
+import { GrantStore } from "./grants/grant-store.ts";
 import { IdempotencyStore } from "./idempotency.ts";
 import type { AgentUnit } from "./pi-child.ts";
 import type {
@@ -59,6 +61,8 @@ export interface CoreOptions {
   restartAgent?: () => AgentUnit;
   restartPolicy?: RestartPolicy;
   watchdog?: Partial<WatchdogOptions>;
+  /** The session grants (restored from the state dir by the caller, if durable); in memory otherwise. */
+  grants?: GrantStore;
   /** Pi reported another session (new_session, switch_session…): the caller persists it. */
   onSession?: (session: SessionInfo) => void;
   /** The set of open dialog ids changed: the caller persists it (closed at the next start). */
@@ -72,6 +76,7 @@ export class BridgeCore {
   private readonly ledger: CommandLedger;
   private readonly held = new HeldQueue();
   private readonly mirror: Mirror;
+  private readonly grants: GrantRelay;
   private readonly policy: PolicyRelay;
   private readonly supervisor: Supervisor;
   private readonly dialogs: DialogRelay;
@@ -102,7 +107,21 @@ export class BridgeCore {
       sink,
       finished: changed,
     });
-    this.mirror = new Mirror(options.onSession ? { onSession: options.onSession } : {});
+    this.grants = new GrantRelay({
+      store: options.grants ?? new GrantStore({ sessionId: null }),
+      sink,
+      log,
+      attachedClient: () => this.attachedClient,
+      // The dialog relay is made below; a grant request comes only from a Pi line, after construction.
+      takenChoice: (dialogId) => this.dialogs.takenChoice(dialogId),
+    });
+    this.mirror = new Mirror({
+      onSession: (session) => {
+        options.onSession?.(session);
+        // Grants belong to the session they were made in.
+        this.grants.session(session.sessionId);
+      },
+    });
     this.policy = new PolicyRelay({ access: options.policy, sink, log });
     // The hooks run only once a Pi is attached, after the constructor.
     this.supervisor = new Supervisor({
@@ -142,6 +161,7 @@ export class BridgeCore {
     const parts = { sink, link: this.link, ledger: this.ledger, dialogs: this.dialogs, policy: this.policy };
     this.lines = new PiLines({
       ...parts,
+      grants: this.grants,
       mirror: this.mirror,
       log,
       refreshState: () => void this.refreshState(),
@@ -149,6 +169,7 @@ export class BridgeCore {
     });
     this.commands = new ClientCommands({
       ...parts,
+      grants: this.grants,
       held: this.held,
       supervisor,
       status: () => this.status(),
@@ -230,6 +251,7 @@ export class BridgeCore {
       pi: this.piStatus(),
       agentBusy: this.mirror.agentBusy,
       isolation: this.options.isolation(),
+      grants: this.grants.list(),
     };
   }
 

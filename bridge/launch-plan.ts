@@ -21,6 +21,7 @@ import {
   TOOL_SHELL_NEST_ENV,
 } from "../agent-runtime/executor/protocol.ts";
 import { isPassableName, toolEnvironment } from "../agent-runtime/executor/tool-env.ts";
+import { GRANTS_PATH_ENV } from "../agent-runtime/policy/grants.ts";
 import { choosePolicyPath } from "../agent-runtime/policy/policy-store.ts";
 import {
   DEFAULT_NETWORK_MODE,
@@ -46,6 +47,11 @@ import { RUN_MARKER_ENV } from "./pi-child.ts";
 import { BRIDGE_SECRET_PREFIX } from "./token-handover.ts";
 
 export const EXECUTOR_BUNDLE = "tool-executor.mjs";
+
+/** Where the bridge keeps the session grants: readable by Pi (the gate), written only by the bridge. */
+export function grantsPathOf(stateDir: string): string {
+  return path.join(stateDir, "grants.json");
+}
 
 export class LaunchError extends Error {}
 
@@ -173,6 +179,8 @@ export function planLaunch(input: PlanInput): LaunchPlan {
     PI_CODING_AGENT_SESSION_DIR: piTree.sessions,
     TMPDIR: piTree.tmp,
     AGENT_POLICY_PATH: policyPath,
+    // The session grants the bridge keeps; the gate reads them before each call.
+    [GRANTS_PATH_ENV]: grantsPathOf(stateDir),
     [TOOL_HOME_ENV]: principals.tools.home,
     [EGRESS_GUARD_ENV]: egress.guard,
     ...(principals.pi.user ? { USER: principals.pi.user, LOGNAME: principals.pi.user } : {}),

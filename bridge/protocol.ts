@@ -2,6 +2,7 @@
 // import these schemas; docs/protocol.md is checked against them (tests/unit/bridge-protocol-doc.test.ts).
 import type { RpcCommand } from "@earendil-works/pi-coding-agent";
 import { z } from "zod";
+import { GRANT_ID, Grant } from "../agent-runtime/policy/grants.ts";
 import { POLICY_MODES } from "../agent-runtime/policy/policy-modes.ts";
 
 export const PROTOCOL_VERSION = 2;
@@ -153,20 +154,42 @@ export const GetPolicyFrame = z.strictObject({ type: z.literal("get_policy"), id
 
 export const BridgeStatusFrame = z.strictObject({ type: z.literal("bridge_status"), id: commandId });
 
+/** The session grants in force ("Allow for this session" answers): answered with `{grants}`. */
+export const ListGrantsFrame = z.strictObject({ type: z.literal("list_grants"), id: commandId });
+
+/** Revokes one session grant by its id, or every one (`"all"`): answered with `{revoked}`. */
+export const RevokeGrantFrame = z.strictObject({
+  type: z.literal("revoke_grant"),
+  id: commandId,
+  grant: z.union([GRANT_ID, z.literal("all")]),
+});
+
 /** Any Pi RPC command; its other fields are Pi's to validate. `id` is mandatory in network mode. */
 export const PiCommandFrame = z.looseObject({
   type: z.enum(PI_COMMAND_TYPES),
   id: commandId.optional(),
 });
 
+/** The commands the bridge answers itself (with a response, like Pi's). */
+const BRIDGE_COMMAND_FRAMES = [
+  SetPolicyFrame,
+  GetPolicyFrame,
+  BridgeStatusFrame,
+  ListGrantsFrame,
+  RevokeGrantFrame,
+] as const;
+
+/** Their types, read off the schemas (the intake routes by this). */
+export const BRIDGE_COMMAND_TYPES: ReadonlySet<string> = new Set(
+  BRIDGE_COMMAND_FRAMES.map((frame) => frame.shape.type.value),
+);
+
 /** The frames the bridge answers itself (everything else is a Pi command). */
 const BRIDGE_CLIENT_FRAMES = [
   HelloFrame,
   AckFrame,
   ExtensionUiResponseFrame,
-  SetPolicyFrame,
-  GetPolicyFrame,
-  BridgeStatusFrame,
+  ...BRIDGE_COMMAND_FRAMES,
 ] as const;
 
 export const ClientFrame = z.discriminatedUnion("type", [...BRIDGE_CLIENT_FRAMES, PiCommandFrame]);
@@ -315,6 +338,8 @@ export const Snapshot = z.strictObject({
   agentBusy: z.boolean(),
   /** Which protections hold between the bridge, Pi and the tools (the same report as bridge_status). */
   isolation: Isolation,
+  /** The session grants in force. */
+  grants: z.array(Grant),
 });
 export type Snapshot = z.infer<typeof Snapshot>;
 
@@ -432,6 +457,17 @@ export const PolicyChangedFrame = z.strictObject({
   cause: z.enum(["set_policy", "observed"]),
 });
 
+/**
+ * The session grants changed: one was made ("Allow for this session"), revoked (revoke_grant), or all ended with
+ * Pi's session. `grants` is the whole list now in force.
+ */
+export const GrantsChangedFrame = z.strictObject({
+  type: z.literal("grants_changed"),
+  seq,
+  cause: z.enum(["granted", "revoked", "session_changed"]),
+  grants: z.array(Grant),
+});
+
 /** The frames the bridge makes itself (every other numbered frame is a Pi event passed through). */
 const BRIDGE_FRAMES = [
   ChallengeFrame,
@@ -442,6 +478,7 @@ const BRIDGE_FRAMES = [
   AgentExitedFrame,
   AgentRestartedFrame,
   PolicyChangedFrame,
+  GrantsChangedFrame,
 ] as const;
 
 /** Every `type` the bridge itself sends, read off the schemas above (never a hand-kept copy). */
@@ -519,6 +556,7 @@ export const BridgeResponseError = z.enum([
   "symlink_target",
   "io_error",
   "policy_blocks_bash",
+  "grant_not_found",
 ]);
 export type BridgeResponseError = z.infer<typeof BridgeResponseError>;
 
@@ -541,6 +579,8 @@ export const schemas = {
   SetPolicyFrame,
   GetPolicyFrame,
   BridgeStatusFrame,
+  ListGrantsFrame,
+  RevokeGrantFrame,
   PiCommandFrame,
   ChallengeFrame,
   WelcomeFrame,
@@ -550,6 +590,7 @@ export const schemas = {
   AgentExitedFrame,
   AgentRestartedFrame,
   PolicyChangedFrame,
+  GrantsChangedFrame,
   BridgeFailureResponse,
   PiEventFrame,
   Snapshot,

@@ -7,6 +7,8 @@ import { readEffectivePolicy, setPolicy } from "../agent-runtime/policy/policy-s
 import { startAgent } from "./agent-launch.ts";
 import { BridgeCore, type FrameSink } from "./core.ts";
 import { type DurableState, openDurableState } from "./durable-state.ts";
+import { GrantStore } from "./grants/grant-store.ts";
+import { grantsPathOf } from "./launch-plan.ts";
 import { NetworkServer } from "./network.ts";
 import type { Prestart } from "./prestart.ts";
 import type { Durability } from "./protocol.ts";
@@ -83,7 +85,13 @@ export async function runBridge(prestart: Prestart): Promise<void> {
   });
   // The transports differ only in these options: network mode requires ids, restarts Pi and lingers; stdio
   // mode exits with Pi, as `pi --mode rpc` would.
+  // Grants of Pi's current session survive a restart of the bridge on the same state dir.
+  const grants = new GrantStore({
+    file: grantsPathOf(state.paths.root),
+    sessionId: launch.session?.current.sessionId ?? null,
+  });
   const core = new BridgeCore(sink, {
+    grants,
     transport: options.listen ? "network" : "stdio",
     requireIds: options.listen !== undefined,
     epoch: durable?.epoch ?? state.identity.epoch,

@@ -5,6 +5,7 @@ import { SESSION_REPLACING_COMMANDS } from "../protocol.ts";
 import type { CommandLedger } from "./command-ledger.ts";
 import type { DialogRelay } from "./dialog-relay.ts";
 import { type Frame, type FrameSink, failure } from "./frames.ts";
+import type { GrantRelay } from "./grant-relay.ts";
 import type { HeldQueue } from "./held-queue.ts";
 import type { BridgeCommand, Intake } from "./intake.ts";
 import type { PiLink } from "./pi-link.ts";
@@ -19,6 +20,7 @@ export interface ClientCommandsOptions {
   supervisor: Supervisor;
   policy: PolicyRelay;
   dialogs: DialogRelay;
+  grants: GrantRelay;
   /** bridge_status data. */
   status: () => unknown;
   shuttingDown: () => boolean;
@@ -77,9 +79,21 @@ export class ClientCommands {
     const { ledger, policy } = this.options;
     const answer = (data: unknown) =>
       ledger.finish(id, { type: "response", id, command: command.type, success: true, data });
-    if (command.type === "get_policy") answer(policy.report());
-    else if (command.type === "bridge_status") answer(this.options.status());
-    else void policy.set(id, command.policy, command.expected).then((r) => ledger.finish(id, r));
+    switch (command.type) {
+      case "get_policy":
+        answer(policy.report());
+        return;
+      case "bridge_status":
+        answer(this.options.status());
+        return;
+      case "list_grants":
+      case "revoke_grant":
+        ledger.finish(id, this.options.grants.command(id, command));
+        return;
+      case "set_policy":
+        void policy.set(id, command.policy, command.expected).then((r) => ledger.finish(id, r));
+        return;
+    }
   }
 
   /** Forwards a Pi command now, holds it while Pi (re)starts, or fails it when no Pi can serve it. */

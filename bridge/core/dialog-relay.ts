@@ -27,9 +27,15 @@ export interface DialogRelayOptions {
   onOpenDialogs?: (ids: string[]) => void;
 }
 
+/** How many answers Pi took are remembered (a grant request follows its answer at once). */
+const REMEMBERED_ANSWERS = 64;
+
 export class DialogRelay {
   readonly book: DialogBook;
   private openIds = "";
+  /** Select answers on their way to Pi, and the last ones Pi took: dialog id → the chosen option. */
+  private readonly forwarded = new Map<string, string>();
+  private readonly taken = new Map<string, string>();
   private readonly options: DialogRelayOptions;
 
   constructor(options: DialogRelayOptions) {
@@ -85,6 +91,7 @@ export class DialogRelay {
       case "forward": {
         const piId = link.allocId();
         link.track(piId, { kind: "dialog", dialogId: decision.dialog.id, clientId: commandId });
+        if ("value" in decision.answer) this.forwarded.set(decision.dialog.id, decision.answer.value);
         link.write({ type: DIALOG_ANSWER, id: decision.dialog.id, commandId: piId, ...decision.answer });
         return;
       }
@@ -107,6 +114,9 @@ export class DialogRelay {
         : line.code === "ui_request_not_pending"
           ? { kind: "not_pending", piReason: typeof data.reason === "string" ? data.reason : undefined }
           : { kind: "rejected" };
+    const chosen = this.forwarded.get(route.dialogId);
+    this.forwarded.delete(route.dialogId);
+    if (verdict.kind === "accepted" && chosen !== undefined) this.remember(route.dialogId, chosen);
     // The response first: the client learns its answer's fate before any dialog_closed it causes.
     if (route.clientId !== undefined)
       this.options.ledger.finish(route.clientId, withId(line, route.clientId));
@@ -115,11 +125,25 @@ export class DialogRelay {
 
   /** Pi went while an answer was on its way: the client learns it was not taken, then the dialog closes. */
   answerLost(route: { dialogId: string; clientId: string | undefined }): void {
+    this.forwarded.delete(route.dialogId);
     this.options.ledger.finish(
       route.clientId,
       failure(route.clientId, DIALOG_ANSWER, "agent_exited", "Pi exited"),
     );
     this.book.verdict(route.dialogId, { kind: "agent_gone" });
+  }
+
+  /** The option a client chose in the select dialog `dialogId`, when Pi took that answer (recent ones only). */
+  takenChoice(dialogId: string): string | undefined {
+    return this.taken.get(dialogId);
+  }
+
+  private remember(dialogId: string, chosen: string): void {
+    this.taken.set(dialogId, chosen);
+    if (this.taken.size > REMEMBERED_ANSWERS) {
+      const oldest = this.taken.keys().next().value;
+      if (oldest !== undefined) this.taken.delete(oldest);
+    }
   }
 
   private reportMalformed(

@@ -2,13 +2,16 @@
 // (ws maxPayload, the stdin line bound), one JSON.parse, one depth scan, and at most one zod parse. Pure: it
 // publishes nothing and touches no state, so every path is testable on its own.
 import { capText, MAX_FRAME_DEPTH, nestsDeeperThan, usableId } from "../frame-input.ts";
-import { CLIENT_FRAME_TYPES, ClientFrame } from "../protocol.ts";
+import { BRIDGE_COMMAND_TYPES, CLIENT_FRAME_TYPES, ClientFrame } from "../protocol.ts";
 import { errorFrame, type Frame, failure, isRecord } from "./frames.ts";
 
 export const DIALOG_ANSWER = "extension_ui_response";
 
 /** The commands the bridge answers itself. */
-export type BridgeCommand = Extract<ClientFrame, { type: "get_policy" | "bridge_status" | "set_policy" }>;
+export type BridgeCommand = Extract<
+  ClientFrame,
+  { type: "get_policy" | "bridge_status" | "set_policy" | "list_grants" | "revoke_grant" }
+>;
 
 export type Intake =
   /** Bad input: publish `frame` (an error frame, or a failed response when the frame had a usable id). */
@@ -26,8 +29,6 @@ export interface IntakeOptions {
   /** Every command and answer must carry its id (the idempotency key): network mode. */
   requireIds: boolean;
 }
-
-const BRIDGE_COMMANDS: ReadonlySet<string> = new Set(["get_policy", "bridge_status", "set_policy"]);
 
 export function oversized(maxFrameBytes: number): Frame {
   return errorFrame("frame_too_large", `frame exceeds --max-frame-bytes (${maxFrameBytes})`);
@@ -81,7 +82,7 @@ export function readClientFrame(text: string, options: IntakeOptions): Intake {
   if (id === undefined && options.requireIds) {
     return reject("missing_id", `a ${type} command needs an "id" (its idempotency key)`);
   }
-  if (BRIDGE_COMMANDS.has(frame.type)) {
+  if (BRIDGE_COMMAND_TYPES.has(frame.type)) {
     return { kind: "bridge", id, command: frame as BridgeCommand, payload: parsed };
   }
   return { kind: "pi", id, type, payload: parsed };

@@ -6,6 +6,7 @@ import { SESSION_REPLACING_COMMANDS } from "../protocol.ts";
 import type { CommandLedger } from "./command-ledger.ts";
 import type { DialogRelay } from "./dialog-relay.ts";
 import { type Frame, type FrameSink, failure, withId } from "./frames.ts";
+import type { GrantRelay } from "./grant-relay.ts";
 import type { Mirror } from "./mirror.ts";
 import { type PiLink, readPiLine } from "./pi-link.ts";
 import type { PolicyRelay } from "./policy-relay.ts";
@@ -15,6 +16,7 @@ export interface PiLinesOptions {
   link: PiLink;
   ledger: CommandLedger;
   dialogs: DialogRelay;
+  grants: GrantRelay;
   mirror: Mirror;
   policy: PolicyRelay;
   log: Logger;
@@ -51,6 +53,7 @@ export class PiLines {
         this.response(line);
         return;
       case "extension_ui_request":
+        if (this.options.grants.fromPi(line)) return;
         dialogs.request(line, raw);
         return;
       case "bash_execution_update": {

@@ -109,6 +109,8 @@ export class FakePi implements AgentUnit {
   killedTree = false;
   /** Survives SIGKILL (a process stuck in the kernel): its exit never comes. */
   unkillable = false;
+  /** The session get_state reports (a test moves Pi to another one). */
+  sessionId = "session-1";
   mode: PiMode;
   private resolveExit: (info: PiExitInfo) => void = () => {};
   private onLine: ((raw: string) => void) | undefined;
@@ -135,14 +137,18 @@ export class FakePi implements AgentUnit {
   }
 
   /** Pi asks a dialog. */
-  ask(dialogId: string, method: "confirm" | "select" = "confirm"): void {
+  ask(
+    dialogId: string,
+    method: "confirm" | "select" = "confirm",
+    options: readonly string[] = ["yes", "no"],
+  ): void {
     this.dialogs.add(dialogId);
     this.emit({
       type: "extension_ui_request",
       id: dialogId,
       method,
       title: "Allow?",
-      ...(method === "select" ? { options: ["yes", "no"] } : {}),
+      ...(method === "select" ? { options } : {}),
     });
   }
 
@@ -223,7 +229,7 @@ export class FakePi implements AgentUnit {
         return;
       }
       case "get_state":
-        respond({ success: true, data: { sessionId: "session-1", sessionFile: null } });
+        respond({ success: true, data: { sessionId: this.sessionId, sessionFile: null } });
         return;
       default:
         if (this.withhold) this.withheld.push(command);

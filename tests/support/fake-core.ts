@@ -55,6 +55,7 @@ export function validSnapshot(): Snapshot {
     pi: { pid: null, state: "running", exit: null, patched: true, problem: null, restarts: 0 },
     agentBusy: false,
     isolation,
+    grants: [],
   };
 }
 

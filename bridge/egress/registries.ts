@@ -1,0 +1,42 @@
+// The package registries that `auto` lets the tools reach without a dialog (network mode `registries`), as data.
+// An operator replaces the list with a JSON file of the same shape (--registries-file): validated here, bounded.
+import { z } from "zod";
+import { type Destination, hostMatches, parseHostPort } from "./destination.ts";
+
+const HostPattern = z
+  .string()
+  .min(1)
+  .max(253)
+  .refine((pattern) => {
+    const name = pattern.startsWith("*.") ? pattern.slice(2) : pattern;
+    const parsed = parseHostPort(name, "443");
+    return parsed.ok && parsed.destination.host === name;
+  }, "a canonical host name (lowercase ASCII, no trailing dot), an IP address, or *.suffix");
+
+export const Registry = z.strictObject({
+  name: z.string().min(1).max(64),
+  hosts: z.array(HostPattern).min(1).max(64),
+  ports: z.array(z.number().int().min(1).max(65535)).min(1).max(16).default([443]),
+});
+export type Registry = z.infer<typeof Registry>;
+
+export const RegistriesFile = z.strictObject({ registries: z.array(Registry).max(256) });
+
+/** The default list: registries package managers fetch from, over HTTPS. */
+export const DEFAULT_REGISTRIES: readonly Registry[] = [
+  { name: "npm", hosts: ["registry.npmjs.org", "registry.yarnpkg.com"], ports: [443] },
+  { name: "PyPI", hosts: ["pypi.org", "files.pythonhosted.org"], ports: [443] },
+  { name: "crates.io", hosts: ["crates.io", "index.crates.io", "static.crates.io"], ports: [443] },
+  { name: "Go module proxy", hosts: ["proxy.golang.org", "sum.golang.org"], ports: [443] },
+  { name: "RubyGems", hosts: ["rubygems.org", "index.rubygems.org"], ports: [443] },
+  { name: "Maven Central", hosts: ["repo.maven.apache.org", "repo1.maven.org"], ports: [443] },
+];
+
+/** The registry a destination belongs to, if any. */
+export function registryOf(registries: readonly Registry[], destination: Destination): Registry | undefined {
+  return registries.find(
+    (registry) =>
+      registry.ports.includes(destination.port) &&
+      registry.hosts.some((pattern) => hostMatches(pattern, destination)),
+  );
+}
