@@ -187,3 +187,25 @@ describe("health server", () => {
     assert.throws(() => parseHost("example.com"), /HOST must be an IP address/);
   });
 });
+
+describe("health server logs", () => {
+  it("logs each probe as one debug line, and nothing at the default info level", async () => {
+    for (const [level, expected] of [
+      ["info", 0],
+      ["debug", 1],
+    ]) {
+      const lines = [];
+      const logger = pino({ level }, { write: (line) => lines.push(JSON.parse(line)) });
+      const app = buildHealthServer({ patchStatus: verified, probe: probed, env: {}, logger });
+      try {
+        await app.inject({ method: "GET", url: "/health" });
+      } finally {
+        await app.close();
+      }
+      const probes = lines.filter((line) => line.msg === "health probe");
+      assert.equal(probes.length, expected, `${level}: ${JSON.stringify(lines)}`);
+      assert.equal(lines.length, expected, `${level}: nothing else per request: ${JSON.stringify(lines)}`);
+      if (expected) assert.equal(probes[0].level, 20);
+    }
+  });
+});

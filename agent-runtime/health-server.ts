@@ -130,7 +130,18 @@ export function healthStatusCode(patchStatus: PatchStatus, probe: ProbeState): n
 /** The Fastify app (not listening): GET and HEAD on `/` and `/health`. */
 export function buildHealthServer(options: HealthServerOptions) {
   const env = options.env ?? process.env;
-  const app = Fastify({ loggerInstance: options.logger ?? createLogger("health-server") });
+  // Probes come every few seconds: Fastify's two info lines per request would bury everything else, so each
+  // request is one debug line instead.
+  const app = Fastify({
+    loggerInstance: options.logger ?? createLogger("health-server"),
+    disableRequestLogging: true,
+  });
+  app.addHook("onResponse", async (request, reply) => {
+    request.log.debug(
+      { method: request.method, url: request.url, statusCode: reply.statusCode, ms: reply.elapsedTime },
+      "health probe",
+    );
+  });
   for (const url of ["/", "/health"]) {
     // Fastify answers HEAD for every GET route (exposeHeadRoutes), with the same status.
     app.get(url, async (_request, reply) => {

@@ -1,6 +1,7 @@
 // chat-ui-agent-policy get / set / explain, in-process from source (the shipped bundle is exercised in
 // tests/unit/policy-cli-bundle.test.ts, after the build).
 import assert from "node:assert/strict";
+import { statSync } from "node:fs";
 import { readFile, symlink, writeFile } from "node:fs/promises";
 import path from "node:path";
 import { PassThrough } from "node:stream";
@@ -168,6 +169,7 @@ test("get and set use the file the bridge uses: AGENT_POLICY_PATH when its direc
     await mkdir(path.dirname(configured), { mode: 0o755 });
     await chown(stateDir, 65534, 65534);
   }
+  if (asRoot) assertNobodyCanRun(path.join(import.meta.dirname, "policy-cli.ts"));
   const run = (...args) =>
     spawnSync(process.execPath, [path.join(import.meta.dirname, "policy-cli.ts"), ...args], {
       env: { PATH: process.env.PATH, AGENT_POLICY_PATH: configured },
@@ -201,3 +203,28 @@ test("get and set use the file the bridge uses: AGENT_POLICY_PATH when its direc
   assert.equal(direct.status, EXIT.ok, direct.stderr);
   assert.equal((await readFile(path.join(writable, "policy"), "utf8")).trim(), "ask");
 });
+
+/**
+ * This test runs the CLI as `nobody` (as root, it needs a user that cannot write root's directories). Under a
+ * parent folder `nobody` cannot enter (a checkout in /root, mode 0700), that cannot work: say so, and how to fix
+ * it, instead of failing on an EACCES from deep inside Node.
+ */
+function assertNobodyCanRun(file) {
+  const NOBODY = 65534;
+  const may = (st, bit) =>
+    st.uid === NOBODY
+      ? (st.mode & (bit << 6)) !== 0
+      : st.gid === NOBODY
+        ? (st.mode & (bit << 3)) !== 0
+        : (st.mode & bit) !== 0;
+  for (let dir = path.dirname(file); ; dir = path.dirname(dir)) {
+    const st = statSync(dir);
+    if (!may(st, 0o1))
+      assert.fail(
+        `this test runs the policy CLI as nobody (uid ${NOBODY}), and nobody cannot enter ${dir} (mode ${(st.mode & 0o777).toString(8)}, owner uid ${st.uid}): put the checkout under folders others may enter (chmod o+x on each), or run the tests as a non-root user`,
+      );
+    if (path.dirname(dir) === dir) break;
+  }
+  if (!may(statSync(file), 0o4))
+    assert.fail(`this test runs the policy CLI as nobody, and nobody cannot read ${file}: chmod o+r it`);
+}

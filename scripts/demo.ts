@@ -1,11 +1,15 @@
 // `npm run demo`: the whole runtime on an embedded default. A scripted model, the built bridge in network
 // mode on loopback with a random token, real patched Pi behind it with the approval gate, and the terminal
 // client showing what happens. No network, no credentials. With a TTY the person answers the approval;
-// without one the demo declines it. `--provider X --model Y` runs the same bridge against a real model.
-import { type ChildProcess, spawn } from "node:child_process";
+// without one the demo declines it. What the model says and what the summary reports come from what really
+// happened (the tool's result, the remote's branch), never from the script. `--keep` keeps the workspace and the
+// bridge log (they are kept anyway when something failed). `--provider X --model Y` runs the same bridge
+// against a real model.
+import { type ChildProcess, execFile, spawn } from "node:child_process";
 import { randomBytes } from "node:crypto";
 import { createWriteStream } from "node:fs";
 import { mkdtemp, readFile, rm, writeFile } from "node:fs/promises";
+import { tmpdir } from "node:os";
 import path from "node:path";
 import { writeScriptedAgentDir } from "../agent-runtime/dev/agent-dir.ts";
 import { waitForHttp } from "../agent-runtime/dev/http-probe.ts";
@@ -26,13 +30,42 @@ const bridgeBundle = path.join(root, "build", "opt", "chat-ui-agent", "bridge.mj
 const out = (text: string) => process.stdout.write(text);
 const interactive = Boolean(process.stdin.isTTY && process.stdout.isTTY);
 
-function realModelFlags(argv: string[]): string[] | undefined {
+interface DemoArgs {
+  /** --provider/--model for a real model; undefined runs the scripted one. */
+  modelFlags: string[] | undefined;
+  /** Keep the workspace and the bridge log even when everything worked. */
+  keep: boolean;
+}
+
+function parseDemoArgs(argv: string[]): DemoArgs {
   const flags: string[] = [];
+  let keep = false;
   for (let i = 0; i < argv.length; i++) {
     if (argv[i] === "--provider" || argv[i] === "--model") flags.push(argv[i] as string, argv[++i] ?? "");
-    else throw new Error(`demo: unknown argument ${argv[i]} (only --provider/--model)`);
+    else if (argv[i] === "--keep") keep = true;
+    else throw new Error(`unknown argument ${argv[i]} (the demo takes --keep, --provider P, --model M)`);
   }
-  return flags.length > 0 ? flags : undefined;
+  return { modelFlags: flags.length > 0 ? flags : undefined, keep };
+}
+
+/** What became of the push, read from the tool's result (the gate's refusal, or bash's exit status). */
+type PushOutcome = "declined" | "failed" | "ran";
+
+function pushOutcome(toolResult: string): PushOutcome {
+  if (/The person declined this tool call|Nothing ran|Blocked by the approval gate/.test(toolResult))
+    return "declined";
+  if (/Command exited with code \d+|^Error|fatal:/m.test(toolResult)) return "failed";
+  return "ran";
+}
+
+/** The tool result's first line that explains a failure (git's own `fatal:`/`error:` line when there is one). */
+function failureLine(toolResult: string): string {
+  const lines = toolResult.split("\n").map((line) => line.trim());
+  return (
+    lines.find((line) => /^(fatal|error):/.test(line)) ??
+    lines.find((line) => line.length > 0) ??
+    "no output"
+  ).slice(0, 300);
 }
 
 const slowSummary = [
@@ -53,10 +86,18 @@ const script: Array<ScriptTurn | ScriptResponder> = [
   say("notes.txt has a typo: 'teh' should be 'the'."),
   callTool("edit", { path: "notes.txt", edits: [{ oldText: "teh runtime", newText: "the runtime" }] }),
   callTool("bash", { command: "git commit -qam 'Fix typo in notes' && git push origin HEAD" }),
-  (request) =>
-    /Nothing ran/.test(lastToolResult(request.body) ?? "")
-      ? say("The typo is fixed locally; the push was not approved, so nothing left the machine.")
-      : say("The typo is fixed and, with your approval, pushed."),
+  // The model's closing line follows the tool's real result.
+  (request) => {
+    const result = lastToolResult(request.body) ?? "";
+    switch (pushOutcome(result)) {
+      case "declined":
+        return say("The typo is fixed locally; the push was not approved, so nothing left the machine.");
+      case "failed":
+        return say(`You approved the push, but it failed: ${failureLine(result)}`);
+      case "ran":
+        return say("The typo is fixed and, with your approval, pushed.");
+    }
+  },
   callTool("write", { path: "CHANGELOG.md", content: "- fixed a typo in notes.txt\n" }),
   say("The policy is read-only now, so I could not write CHANGELOG.md."),
   { chunks: slowSummary.map((text) => ({ text })), chunkDelayMs: 120 },
@@ -72,13 +113,22 @@ async function git(cwd: string, ...args: string[]): Promise<void> {
   });
 }
 
+async function gitOutput(cwd: string, ...args: string[]): Promise<string> {
+  return await new Promise((resolve) => {
+    execFile("git", args, { cwd }, (error, stdout) => resolve(error ? "" : stdout.trim()));
+  });
+}
+
 async function main(): Promise<void> {
-  const modelFlags = realModelFlags(process.argv.slice(2));
+  const { modelFlags, keep } = parseDemoArgs(process.argv.slice(2));
   // Not in /tmp: the agent's tools may write there, and the bridge refuses a policy file or a Pi
   // configuration the tools could have written (the workspace below is granted to them explicitly).
   const temp = await mkdtemp(path.join("/var/tmp", "chat-ui-demo-"));
+  // The "remote" is where the tools may write (their sandbox grants /tmp), so an approved push really pushes;
+  // it is still on this machine, so nothing leaves it.
+  const remoteDir = await mkdtemp(path.join(tmpdir(), "chat-ui-demo-remote-"));
   const workspace = path.join(temp, "workspace");
-  const remote = path.join(temp, "remote.git");
+  const remote = path.join(remoteDir, "remote.git");
   const policyPath = path.join(temp, "policy");
   const bridgeLog = path.join(temp, "bridge.log");
   let bridge: ChildProcess | undefined;
@@ -145,7 +195,11 @@ async function main(): Promise<void> {
     out(
       `demo: bridge on 127.0.0.1:${port} (random token), real Pi ${modelFlags ? "with your model" : "with a scripted model"}\n`,
     );
-    out(`demo: bridge log (JSON) at ${bridgeLog}\n\n`);
+    out(
+      keep
+        ? `demo: the workspace and the bridge log (JSON) stay in ${temp}\n\n`
+        : "demo: the workspace and the bridge log are kept if something fails (--keep keeps them anyway)\n\n",
+    );
 
     const session = await attach({
       url: `ws://127.0.0.1:${port}/v1/rpc`,
@@ -188,16 +242,42 @@ async function main(): Promise<void> {
     } else {
       transcript.line("(answer the approval below with y or n)");
     }
+    let pushResult: string | undefined;
+    const onPushResult = (frame: BridgeFrame) => {
+      if (frame.type !== "tool_execution_end" || frame.toolName !== "bash") return;
+      const content = (frame.result as { content?: { text?: string }[] } | undefined)?.content ?? [];
+      pushResult = content.map((part) => part.text ?? "").join("");
+    };
+    client.on("frame", onPushResult);
     idle = settled();
     await client.prompt("Fix the typo, commit and push");
     await idle;
+    client.off("frame", onPushResult);
     client.removeAllListeners("dialog");
     const notes = await readFile(path.join(workspace, "notes.txt"), "utf8");
     summary.push(
       notes.includes("the runtime") ? "edited notes.txt under auto (allowed)" : "edit did not land",
     );
+    // What happened, from the tool's result and the remote itself.
+    const outcome = pushOutcome(pushResult ?? "");
+    const pushed =
+      (await gitOutput(workspace, "rev-parse", "HEAD")) ===
+      (await gitOutput(remoteDir, "--git-dir", remote, "rev-parse", "--verify", "-q", "main"));
+    const pushProblem =
+      outcome === "failed"
+        ? `git push was approved but failed: ${failureLine(pushResult ?? "")}`
+        : outcome === "ran" && !pushed
+          ? "git push ran, but the remote does not have the commit"
+          : outcome === "declined" && pushed
+            ? "git push was declined, yet the remote has the commit"
+            : pushResult === undefined
+              ? "git push never ran or reported"
+              : undefined;
     summary.push(
-      interactive ? "git push waited for your answer" : "git push was held for approval and declined",
+      pushProblem ??
+        (outcome === "declined"
+          ? "git push was held for approval and declined: the remote is unchanged"
+          : "git push waited for your answer; you said yes, and the remote has the commit"),
     );
 
     step("3. the policy is switched live to read-only: the next write is blocked");
@@ -241,7 +321,8 @@ async function main(): Promise<void> {
     session.close();
     if (model && model.unscripted.length > 0)
       throw new Error("the scripted model got requests it had no turn for");
-    if (!contiguous || changelogWritten) throw new Error("the demo's checks failed (see the summary)");
+    if (!contiguous || changelogWritten || pushProblem)
+      throw new Error("the demo's checks failed (see the summary)");
     out("demo finished.\n");
     succeeded = true;
   } finally {
@@ -251,9 +332,15 @@ async function main(): Promise<void> {
       await exited;
     }
     await model?.close();
-    // Keep the workspace and the bridge log when something went wrong: they explain it.
-    if (succeeded) await rm(temp, { recursive: true, force: true });
-    else process.stderr.write(`demo: kept ${temp} (workspace, bridge.log) for inspection\n`);
+    // Keep the workspace and the bridge log when something went wrong (they explain it), or when asked.
+    if (succeeded && !keep) {
+      await rm(temp, { recursive: true, force: true });
+      await rm(remoteDir, { recursive: true, force: true });
+    } else {
+      process.stderr.write(
+        `demo: kept ${temp} (workspace, bridge.log) and ${remoteDir} (the remote) for inspection\n`,
+      );
+    }
   }
 }
 
