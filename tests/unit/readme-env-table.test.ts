@@ -39,9 +39,11 @@ export function variablesInCode(): Map<string, string> {
       .filter((line) => !/^\s*(\/\/|\*|\/\*)/.test(line))
       .join("\n");
     for (const pattern of patterns)
-      for (const match of text.matchAll(pattern)) if (match[1] && !found.has(match[1])) found.set(match[1], file);
+      for (const match of text.matchAll(pattern))
+        if (match[1] && !found.has(match[1])) found.set(match[1], file);
   }
-  for (const name of [...TOOL_ENV_ALLOWED, ...CREDENTIAL_NAMES, ...MODULE_PATH_VARIABLES]) if (!found.has(name)) found.set(name, "lists");
+  for (const name of [...TOOL_ENV_ALLOWED, ...CREDENTIAL_NAMES, ...MODULE_PATH_VARIABLES])
+    if (!found.has(name)) found.set(name, "lists");
   return found;
 }
 
