@@ -43,7 +43,14 @@ export class OptionsError extends UsageError {}
 
 const MiB = 1024 * 1024;
 
-type KeysOf<T> = { [K in keyof BridgeOptions]: BridgeOptions[K] extends T ? K : never }[keyof BridgeOptions];
+/** The option fields a value of type T may be stored in (a `number` fits `number` and `number | undefined`). */
+type Accepting<T> = {
+  [K in keyof BridgeOptions]-?: T extends BridgeOptions[K] ? K : never;
+}[keyof BridgeOptions];
+
+function store<T>(options: BridgeOptions, key: Accepting<T>, value: T): void {
+  (options as unknown as Record<string, T>)[key] = value;
+}
 
 /**
  * One row per bridge flag: its name, the value it takes (for --help), what it means and how its value is read
@@ -60,33 +67,31 @@ export interface BridgeFlag {
 
 /** Row helpers: how a flag's text becomes an option value. */
 const text =
-  (key: KeysOf<string | undefined>) =>
-  (o: BridgeOptions, v: string): void => {
-    (o as unknown as Record<string, unknown>)[key] = v;
-  };
+  (key: Accepting<string>) =>
+  (o: BridgeOptions, v: string): void =>
+    store(o, key, v);
 const duration =
-  (key: KeysOf<number>) =>
-  (o: BridgeOptions, v: string, flag: string): void => {
-    o[key] = parseDuration(v, flag);
-  };
+  (key: Accepting<number>) =>
+  (o: BridgeOptions, v: string, flag: string): void =>
+    store(o, key, parseDuration(v, flag));
 const size =
-  (key: KeysOf<number>) =>
-  (o: BridgeOptions, v: string, flag: string): void => {
-    o[key] = parseSize(v, flag);
-  };
+  (key: Accepting<number>) =>
+  (o: BridgeOptions, v: string, flag: string): void =>
+    store(o, key, parseSize(v, flag));
 const count =
-  (key: KeysOf<number>) =>
+  (key: Accepting<number>) =>
   (o: BridgeOptions, v: string, flag: string): void => {
     if (!/^\d{1,15}$/.test(v) || Number(v) < 1) throw new OptionsError(`${flag} must be a positive integer`);
-    o[key] = Number(v);
+    store(o, key, Number(v));
   };
-/** One of a fixed set of words. */
-export const oneOf =
-  <const W extends string>(key: KeysOf<W>, words: readonly W[]) =>
+/** One of a fixed set of words (the field's type must take each of them). */
+const oneOf =
+  <const W extends string>(key: Accepting<W>, words: readonly W[]) =>
   (o: BridgeOptions, v: string, flag: string): void => {
-    if (!(words as readonly string[]).includes(v))
+    const word = words.find((w) => w === v);
+    if (word === undefined)
       throw new OptionsError(`${flag} must be one of ${words.join(", ")} (got ${JSON.stringify(v)})`);
-    (o as unknown as Record<string, unknown>)[key] = v;
+    store(o, key, word);
   };
 
 export const BRIDGE_FLAGS: readonly BridgeFlag[] = [
