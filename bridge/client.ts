@@ -384,8 +384,9 @@ export class BridgeClient extends EventEmitter<ClientEvents> {
       listen("agentRestarted", (info) => {
         if (inRun(info.seq)) fail("the agent restarted mid-run: the run is gone", info);
       });
+      // A reset after a first welcome ("new" is the first) may have lost the prompt's response or its events.
       listen("reset", (info) => {
-        if (responseSeq !== undefined)
+        if (responseSeq !== undefined || info.reason !== "new")
           fail(`the bridge could not replay the run's events (${info.reason})`, info);
       });
       listen("state", (state, detail) => {
