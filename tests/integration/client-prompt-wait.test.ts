@@ -139,3 +139,32 @@ test("promptAndWait rejects with the client's failure when the client is closed 
   assert.ok(error instanceof PromptError, String(error));
   assert.match(error.message, /^the client closed before the agent settled$/);
 });
+
+test("promptAndWait rejects with agent_restarted as its cause when Pi dies mid-run", async (t) => {
+  const bridge = await startNetworkBridge(t, {
+    gate,
+    model: { script: [{ chunks: Array.from({ length: 200 }, () => ({ text: "x" })), chunkDelayMs: 50 }] },
+  });
+  const { client } = await connect(t, bridge.url);
+  const run = client.promptAndWait("a long answer");
+  const outcome = run.then(
+    () => assert.fail("a run whose Pi died cannot settle"),
+    (error: unknown) => error,
+  );
+  await new Promise<void>((resolve) =>
+    client.on("piEvent", (event) => {
+      if (event.type === "message_update") resolve();
+    }),
+  );
+  const status = await client.status();
+  const pid = (status.data as { pi: { pid: number } }).pi.pid;
+  process.kill(pid, "SIGKILL");
+  const error = await outcome;
+  assert.ok(error instanceof PromptError, String(error));
+  assert.match(error.message, /^the agent restarted mid-run/);
+  assert.equal((error.cause as { type?: string }).type, "agent_restarted");
+  assert.ok(
+    error.events.some((e) => e.type === "agent_start"),
+    "the events seen until then are kept",
+  );
+});
