@@ -200,3 +200,13 @@ test("health-server.mjs: --help and --version print without serving; an unknown 
   assert.match(version.stdout, VERSION_LINE);
   assertUsageError(await run("health-server.mjs", ["--bogus"]), /^health-server: unknown option --bogus$/);
 });
+
+test("healthcheck.mjs: --help and --version print without probing; an unknown flag is exit 2", async () => {
+  const help = await run("healthcheck.mjs", ["--help"]);
+  assert.equal(help.code, 0, help.stderr);
+  assert.match(help.stdout, /^usage: healthcheck\.mjs/);
+  const version = await run("healthcheck.mjs", ["--version"]);
+  assert.equal(version.code, 0);
+  assert.match(version.stdout, VERSION_LINE);
+  assertUsageError(await run("healthcheck.mjs", ["--bogus"]), /^healthcheck: unknown option --bogus$/);
+});
