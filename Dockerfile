@@ -83,6 +83,9 @@ COPY --from=build /src/build/opt/chat-ui-agent/ /opt/chat-ui-agent/
 RUN ln -s /opt/chat-ui-agent/node_modules/.bin/pi /usr/local/bin/pi \
  && printf '#!/bin/sh\nexec node /opt/chat-ui-agent/policy-cli.mjs "$@"\n' > /usr/local/bin/chat-ui-agent-policy \
  && chmod 0755 /usr/local/bin/chat-ui-agent-policy \
+ && printf '#!/bin/sh\nexec node /opt/chat-ui-agent/chat-ui-agent.mjs "$@"\n' > /usr/local/bin/chat-ui-agent \
+ && chmod 0755 /usr/local/bin/chat-ui-agent \
+ && chat-ui-agent --version \
  && pi --version \
  && rm -rf /tmp/node-compile-cache
 

@@ -4,13 +4,14 @@
 // if either check failed. It also says what isolation a bridge started in this container would get.
 import { readFileSync } from "node:fs";
 import Fastify from "fastify";
+import { readCommandLine } from "./cli-args.ts";
 import { createLogger, type Logger } from "./log.ts";
 import { findPiInstall } from "./pi-install.ts";
 import { type BehaviourVerdict, probeInstalledPi } from "./pi-patch-behaviour.ts";
 import { checkPatchedPi, type PatchStatus } from "./pi-patch-status.ts";
 import { findLandlockHelper, probeLandlock } from "./sandbox/landlock.ts";
 import { dropRoot, type IsolationCapability, isolationCapability } from "./sandbox/privileges.ts";
-import { PI_VERSION, RUNTIME_VERSION } from "./version.ts";
+import { PI_VERSION, RUNTIME_VERSION, versionLine } from "./version.ts";
 
 export type { PatchStatus };
 
@@ -243,7 +244,25 @@ function readPasswd(): string {
 
 // Run only as the program (the bundle or `node health-server.ts`), not when a test imports the module.
 const entry = process.argv[1] ?? "";
+const HEALTH_HELP = `usage: health-server.mjs [--help | --version]
+  Serves GET /health (200 when the patched Pi answers its probes, else 503) on HOST:PORT (default
+  0.0.0.0:7860), as HEALTH_USER (default nobody) when started as root. Settings come from the environment.`;
+
 if (/health-server\.(mjs|ts)$/.test(entry)) {
+  let args: ReturnType<typeof readCommandLine>["values"];
+  try {
+    args = readCommandLine(process.argv.slice(2), {
+      help: { type: "boolean", short: "h" },
+      version: { type: "boolean" },
+    }).values;
+  } catch (error) {
+    process.stderr.write(`health-server: ${(error as Error).message}\n`);
+    process.exit(2);
+  }
+  if (args.help || args.version) {
+    process.stdout.write(`${args.help ? HEALTH_HELP : versionLine("health-server.mjs")}\n`);
+    process.exit(0);
+  }
   main().catch((error: unknown) => {
     createLogger("health-server").fatal({ err: error }, "health server failed to start");
     process.exit(1);

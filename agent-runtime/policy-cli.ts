@@ -12,8 +12,9 @@
 import { realpathSync } from "node:fs";
 import { createInterface } from "node:readline";
 import { fileURLToPath } from "node:url";
-import { parseArgs } from "node:util";
+import type { ParseArgsOptionsConfig } from "node:util";
 import { z } from "zod";
+import { readCommandLine, UsageError } from "./cli-args.ts";
 import { decide, warmUp } from "./gate/decide.ts";
 import { ownDir, pathContextFromEnv } from "./gate/path-context.ts";
 import { loadPiPaths } from "./gate/pi-paths.ts";
@@ -27,18 +28,43 @@ import {
   setPolicy,
 } from "./policy/policy-store.ts";
 import { defaultStateDir } from "./runtime-paths.ts";
+import { versionLine } from "./version.ts";
 
 export const EXIT = { ok: 0, failure: 1, usage: 2, conflict: 3 } as const;
 
-const USAGE = `usage:
-  chat-ui-agent-policy get [--state-dir <dir>]
-  chat-ui-agent-policy set <${POLICY_MODES.join("|")}> [--expected <mode>] [--state-dir <dir>]
-  chat-ui-agent-policy explain [--policy <mode>] [--tool <name>] [--input <json>] [--cwd <dir>]
-                              [--egress-guard enforcing|degraded|off|absent]
-      (without --tool: NDJSON lines {"policy","toolName","input"} on stdin, one JSON line out each; the egress
-       guard is assumed absent unless given, as outside the runtime)`;
+/** Each command's usage (its --help); `chat-ui-agent-policy --help` prints them all. */
+const COMMAND_USAGE: Record<string, string> = {
+  get: `chat-ui-agent-policy get [--state-dir <dir>]
+      the effective policy and where it comes from (file, env or default)`,
+  set: `chat-ui-agent-policy set <${POLICY_MODES.join("|")}> [--expected <mode>] [--state-dir <dir>]
+      writes the policy file the bridge reads (atomic); exit 3 when --expected does not match`,
+  explain: `chat-ui-agent-policy explain [--policy <mode>] [--tool <name>] [--input <json>] [--cwd <dir>]
+                              [--egress-guard ${EGRESS_GUARD_STATES.join("|")}]
+      the gate's decision for one call (without --tool: NDJSON lines {"policy","toolName","input"} on stdin,
+      one JSON line out each); the egress guard is assumed absent unless given, as outside the runtime`,
+};
 
-class UsageError extends Error {}
+const USAGE = `usage:
+${Object.values(COMMAND_USAGE)
+  .map((u) => `  ${u}`)
+  .join("\n")}
+  chat-ui-agent-policy --help | --version
+exit status: 0 ok, 1 I/O or runtime failure, 2 bad usage or input, 3 policy conflict`;
+
+/** A command's own options, plus its --help. */
+function readCommand<const O extends ParseArgsOptionsConfig>(
+  command: string,
+  args: readonly string[],
+  options: O,
+  positionals = 0,
+) {
+  const line = readCommandLine(args, { ...options, help: { type: "boolean", short: "h" } }, positionals);
+  if ((line.values as { help?: boolean }).help) throw new HelpRequest(`usage: ${COMMAND_USAGE[command]}`);
+  return line;
+}
+
+/** `<command> --help`: the command's usage on stdout, exit 0. */
+class HelpRequest extends Error {}
 
 export interface CliIo {
   stdout: NodeJS.WritableStream;
@@ -54,12 +80,7 @@ export async function runPolicyCli(argv: string[], io: CliIo): Promise<number> {
     const [command, ...rest] = argv;
     switch (command) {
       case "get": {
-        const { values } = parseArgs({
-          args: rest,
-          options: { "state-dir": { type: "string" } },
-          allowPositionals: false,
-          strict: true,
-        });
+        const { values } = readCommand("get", rest, { "state-dir": { type: "string" } });
         out(readEffectivePolicy(bridgePolicyEnv(io.env, values["state-dir"])));
         return EXIT.ok;
       }
@@ -72,11 +93,24 @@ export async function runPolicyCli(argv: string[], io: CliIo): Promise<number> {
       case "-h":
         io.stdout.write(`${USAGE}\n`);
         return EXIT.ok;
+      case "--version":
+        io.stdout.write(`${versionLine("chat-ui-agent-policy")}\n`);
+        return EXIT.ok;
       default:
-        throw new UsageError(command === undefined ? "missing command" : `unknown command "${command}"`);
+        throw new UsageError(
+          command === undefined
+            ? "missing command"
+            : command.startsWith("-")
+              ? `unknown option ${command}`
+              : `unknown command "${command}"`,
+        );
     }
   } catch (error) {
-    if (error instanceof UsageError || (error as { code?: string }).code?.startsWith("ERR_PARSE_ARGS")) {
+    if (error instanceof HelpRequest) {
+      io.stdout.write(`${error.message}\n`);
+      return EXIT.ok;
+    }
+    if (error instanceof UsageError) {
       io.stderr.write(`chat-ui-agent-policy: ${(error as Error).message}\n${USAGE}\n`);
       return EXIT.usage;
     }
@@ -92,12 +126,12 @@ function bridgePolicyEnv(env: NodeJS.ProcessEnv, stateDir: string | undefined): 
 }
 
 async function runSet(args: string[], io: CliIo, out: (v: unknown) => void): Promise<number> {
-  const { values, positionals } = parseArgs({
+  const { values, positionals } = readCommand(
+    "set",
     args,
-    options: { expected: { type: "string" }, "state-dir": { type: "string" } },
-    allowPositionals: true,
-    strict: true,
-  });
+    { expected: { type: "string" }, "state-dir": { type: "string" } },
+    1,
+  );
   if (positionals.length !== 1) throw new UsageError("set takes exactly one policy");
   const policy = positionals[0];
   if (!isPolicyMode(policy))
@@ -133,17 +167,12 @@ const ExplainLine = z.strictObject({
 });
 
 async function runExplain(args: string[], io: CliIo, out: (v: unknown) => void): Promise<number> {
-  const { values } = parseArgs({
-    args,
-    options: {
-      policy: { type: "string" },
-      tool: { type: "string" },
-      input: { type: "string" },
-      cwd: { type: "string" },
-      "egress-guard": { type: "string" },
-    },
-    allowPositionals: false,
-    strict: true,
+  const { values } = readCommand("explain", args, {
+    policy: { type: "string" },
+    tool: { type: "string" },
+    input: { type: "string" },
+    cwd: { type: "string" },
+    "egress-guard": { type: "string" },
   });
   const flagGuard = values["egress-guard"];
   if (flagGuard !== undefined && !(EGRESS_GUARD_STATES as readonly string[]).includes(flagGuard))

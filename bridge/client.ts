@@ -18,6 +18,7 @@ import {
   classifyStatus,
 } from "./connection-failure.ts";
 import { type AuthKey, bridgeProof, clientProof, deriveKey, newNonce, proofMatches } from "./handshake.ts";
+import { isPiEvent, type PiAssistantMessage, type PiEventFrame, type PiMessage } from "./pi-events.ts";
 import {
   AgentExitedFrame,
   AgentRestartedFrame,
@@ -44,6 +45,29 @@ export type AgentRestarted = z.infer<typeof AgentRestartedFrame>;
 export type Welcome = z.infer<typeof WelcomeFrame>;
 /** Any numbered frame after the welcome: Pi events, responses, dialog_closed, agent_exited… */
 export type BridgeFrame = { type: string; seq: number; [key: string]: unknown };
+
+/** How a prompt's run ended (promptAndWait). */
+export interface PromptOutcome {
+  /** Pi's events of the run, in order, from after the prompt's response to agent_settled. */
+  events: PiEventFrame[];
+  /** The messages of the run's last agent_end (what the run added to the conversation). */
+  messages: PiMessage[];
+  /** The last assistant message's stop reason ("stop", "aborted"…), if the run produced one. */
+  stopReason: PiAssistantMessage["stopReason"] | undefined;
+}
+
+/** promptAndWait failed: `cause` says why; `events` holds what the run emitted until then. */
+export class PromptError extends Error {
+  readonly events: readonly PiEventFrame[];
+  constructor(message: string, events: readonly PiEventFrame[], options?: ErrorOptions) {
+    super(message, options);
+    this.name = "PromptError";
+    this.events = events;
+  }
+}
+
+export type * from "./pi-events.ts";
+export { isPiEvent, PI_EVENT_TYPES } from "./pi-events.ts";
 
 /** What the person decided; `answer` turns it into the right wire shape for the dialog's kind. */
 export type DialogDecision =
@@ -117,6 +141,8 @@ interface ClientEvents {
   /** Resumed from `fromSeq`; `replayed` frames follow through `frame` as usual. */
   resumed: [info: { fromSeq: number; headSeq: number }];
   frame: [frame: BridgeFrame];
+  /** One of Pi's events (typed: bridge/pi-events.ts), after its "frame". */
+  piEvent: [event: PiEventFrame];
   dialog: [dialog: PendingDialog];
   dialogClosed: [info: { id: string; outcome: string; reason: string }];
   queue: [queue: QueueSnapshot];
@@ -308,6 +334,88 @@ export class BridgeClient extends EventEmitter<ClientEvents> {
 
   prompt(message: string, extra: { images?: unknown[]; streamingBehavior?: "steer" | "followUp" } = {}) {
     return this.command({ type: "prompt", message, ...extra });
+  }
+  /**
+   * Sends a prompt and waits until the agent settles (Pi's agent_settled: the run, its retries and whatever was
+   * queued are done). Resolves with the Pi events of the run and its outcome; dialogs it raises still arrive as
+   * "dialog" events for the caller to answer. Rejects with a PromptError whose cause says why: Pi refused the
+   * prompt, the model failed, the agent exited or restarted mid-run, the bridge lost the run's frames (a reset),
+   * the client stopped, or `timeoutMs` passed.
+   */
+  promptAndWait(
+    message: string,
+    options: { images?: unknown[]; streamingBehavior?: "steer" | "followUp"; timeoutMs?: number } = {},
+  ): Promise<PromptOutcome> {
+    const { timeoutMs, ...extra } = options;
+    const events: PiEventFrame[] = [];
+    let responseSeq: number | undefined;
+    let timer: NodeJS.Timeout | undefined;
+    const listeners: (() => void)[] = [];
+    const listen = <E extends keyof ClientEvents>(event: E, listener: (...args: ClientEvents[E]) => void) => {
+      this.on(event as keyof ClientEvents, listener as never);
+      listeners.push(() => this.off(event as keyof ClientEvents, listener as never));
+    };
+    const settled = new Promise<PromptOutcome>((resolve, reject) => {
+      const fail = (reason: string, cause: unknown) => reject(new PromptError(reason, events, { cause }));
+      /** Once the prompt is answered: settled when an agent_settled follows its response. */
+      const checkSettled = () => {
+        if (responseSeq === undefined) return;
+        const after = responseSeq;
+        const end = events.findIndex((e) => e.type === "agent_settled" && e.seq > after);
+        if (end < 0) return;
+        const run = events.slice(0, end + 1).filter((e) => e.seq > after);
+        const ended = run.findLast((e) => e.type === "agent_end");
+        const messages = ended?.type === "agent_end" ? ended.messages : [];
+        const last = messages.findLast((m): m is PiAssistantMessage => m.role === "assistant");
+        if (last?.stopReason === "error")
+          fail(`the model failed: ${last.errorMessage ?? "no message"}`, last);
+        else resolve({ events: run, messages, stopReason: last?.stopReason });
+      };
+      // Listening before the prompt is sent: the run's first events may arrive in the same read as its response.
+      listen("piEvent", (event) => {
+        events.push(event);
+        if (event.type === "agent_settled") checkSettled();
+      });
+      // Before the prompt's response these concern an earlier run (the prompt's own fate is its response).
+      const inRun = (seq: number) => responseSeq !== undefined && seq > responseSeq;
+      listen("agentExited", (info) => {
+        if (inRun(info.seq)) fail(`the agent exited mid-run (${info.reason ?? "exit"})`, info);
+      });
+      listen("agentRestarted", (info) => {
+        if (inRun(info.seq)) fail("the agent restarted mid-run: the run is gone", info);
+      });
+      // A reset after a first welcome ("new" is the first) may have lost the prompt's response or its events.
+      listen("reset", (info) => {
+        if (responseSeq !== undefined || info.reason !== "new")
+          fail(`the bridge could not replay the run's events (${info.reason})`, info);
+      });
+      listen("state", (state, detail) => {
+        if (state !== "closed") return;
+        if (detail.failure) fail(`the client stopped: ${detail.failure.message}`, detail.failure);
+        else fail("the client closed before the agent settled", undefined);
+      });
+      if (timeoutMs !== undefined) {
+        timer = setTimeout(
+          () => fail(`the agent did not settle within ${timeoutMs} ms`, undefined),
+          timeoutMs,
+        );
+      }
+      this.prompt(message, extra).then(
+        (response) => {
+          if (!response.success) {
+            fail(`the prompt was refused: ${response.error ?? response.code ?? "no reason given"}`, response);
+            return;
+          }
+          responseSeq = response.seq;
+          checkSettled();
+        },
+        (error: unknown) => fail(`the prompt was not answered: ${(error as Error).message}`, error),
+      );
+    });
+    return settled.finally(() => {
+      clearTimeout(timer);
+      for (const off of listeners) off();
+    });
   }
   steer(message: string, images?: unknown[]) {
     return this.command({ type: "steer", message, ...(images ? { images } : {}) });
@@ -564,6 +672,7 @@ export class BridgeClient extends EventEmitter<ClientEvents> {
     this.seq = frame.seq;
     this.track(frame);
     this.emit("frame", frame);
+    if (isPiEvent(frame)) this.emit("piEvent", frame);
   }
 
   private onWelcome(welcome: Welcome): void {

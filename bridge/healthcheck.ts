@@ -7,6 +7,8 @@
 import { readdirSync, readFileSync, statSync } from "node:fs";
 import { request } from "node:http";
 import path from "node:path";
+import { readCommandLine } from "../agent-runtime/cli-args.ts";
+import { versionLine } from "../agent-runtime/version.ts";
 
 export interface Target {
   what: string;
@@ -104,5 +106,22 @@ async function main(): Promise<void> {
   process.exitCode = problems.length === 0 ? 0 : 1;
 }
 
-if (process.argv[1] && path.resolve(process.argv[1]) === path.join(BUNDLE_DIR, "healthcheck.mjs"))
-  await main();
+const HELP = `usage: healthcheck.mjs [--help | --version]
+  The image's HEALTHCHECK: asks every service of ours running here (the health server on $PORT, each bridge
+  on its --listen address). exit status: 0 healthy (or none running yet), 1 unhealthy, 2 bad usage.`;
+
+if (process.argv[1] && path.resolve(process.argv[1]) === path.join(BUNDLE_DIR, "healthcheck.mjs")) {
+  let values: { help?: boolean; version?: boolean };
+  try {
+    values = readCommandLine(process.argv.slice(2), {
+      help: { type: "boolean", short: "h" },
+      version: { type: "boolean" },
+    }).values;
+  } catch (error) {
+    process.stderr.write(`healthcheck: ${(error as Error).message}\n`);
+    process.exit(2);
+  }
+  if (values.help || values.version)
+    process.stdout.write(`${values.help ? HELP : versionLine("healthcheck.mjs")}\n`);
+  else await main();
+}

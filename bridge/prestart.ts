@@ -2,15 +2,16 @@
 // state dir, bind the listening address and start the agent (the tool executor and Pi), before the heavier
 // modules (logger, schemas, WebSocket) load, so Pi boots in parallel with them. Nothing is started unless every
 // check passes (fail closed): a refusal is one sentence on stderr here, and a JSON line once the logger exists.
-import { readFileSync, statSync, unlinkSync } from "node:fs";
+import { readFileSync, statSync, unlinkSync, writeSync } from "node:fs";
 import path from "node:path";
 import { findPiInstall, type PiInstall } from "../agent-runtime/pi-install.ts";
 import { type EndTreeResult, endTree } from "../agent-runtime/process-tree.ts";
+import { versionLine } from "../agent-runtime/version.ts";
 import { type AgentLaunch, type AgentPair, startAgent } from "./agent-launch.ts";
 import { decideProcessPrincipals, isolationReport, type ProtectionState } from "./isolation.ts";
 import { type LaunchPlan, planLaunch } from "./launch-plan.ts";
 import { type BoundListener, bindListener, ListenError } from "./listener.ts";
-import { type BridgeOptions, OptionsError, parseOptions } from "./options.ts";
+import { type BridgeOptions, bridgeHelp, OptionsError, parseCommand } from "./options.ts";
 import { type PiChild, RUN_MARKER_ENV } from "./pi-child.ts";
 import {
   LAUNCHER_HOME_ENV,
@@ -120,7 +121,13 @@ function resolveGate(options: BridgeOptions): string {
 async function start(): Promise<Prestart> {
   let listener: BoundListener | undefined;
   try {
-    const options = parseOptions(process.argv.slice(2));
+    const command = parseCommand(process.argv.slice(2));
+    // --help and --version answer and exit here: nothing is started, no state dir is touched.
+    if (command.kind !== "run") {
+      writeSync(1, command.kind === "help" ? bridgeHelp() : `${versionLine("bridge.mjs")}\n`);
+      process.exit(0);
+    }
+    const { options } = command;
     const stateDir = path.resolve(options.stateDir);
     // The token must not stay in the initial environment (/proc/<pid>/environ): re-exec without it. This call
     // does not return when it re-executes; the new image finds the token in a private --token-file.

@@ -102,6 +102,37 @@ describe("the product image", { timeout: 20 * 60_000 }, () => {
     assert.equal(lines[9], "explicit");
   });
 
+  it("has chat-ui-agent on PATH, and every binary answers --help and --version without starting anything", async () => {
+    const version = `${packageJson.version} (chat-ui-agent-runtime, Pi ${PI_VERSION})`;
+    for (const user of ["agent", "root"]) {
+      const result = await sh(
+        "command -v chat-ui-agent; chat-ui-agent --version; chat-ui-agent-policy --version; " +
+          "node /opt/chat-ui-agent/bridge.mjs --version; chat-ui-agent --help | head -1; " +
+          "chat-ui-agent attach --help | head -1; chat-ui-agent-policy set --help | head -1; " +
+          'node /opt/chat-ui-agent/bridge.mjs --help | head -1; chat-ui-agent --bogus; echo "exit $?"',
+        user,
+      );
+      const lines = result.stdout.trim().split("\n");
+      assert.equal(lines[0], "/usr/local/bin/chat-ui-agent", `${user}: ${result.stderr}`);
+      assert.equal(lines[1], `chat-ui-agent ${version}`);
+      assert.equal(lines[2], `chat-ui-agent-policy ${version}`);
+      assert.equal(lines[3], `bridge.mjs ${version}`);
+      assert.equal(lines[4], "usage: chat-ui-agent <command> [options]");
+      assert.equal(lines[5], "usage: chat-ui-agent attach <ws-url> [options]");
+      assert.match(lines[6] ?? "", /^usage: chat-ui-agent-policy set /);
+      assert.equal(lines[7], "usage: bridge.mjs [options] [pi options]");
+      assert.equal(lines[8], "exit 2");
+      assert.match(result.stderr, /^chat-ui-agent: unknown option --bogus/m);
+    }
+    // As root, bridge.mjs --help started nothing and left its default state dir as the image made it.
+    const state = await sh(
+      "node /opt/chat-ui-agent/bridge.mjs --help >/dev/null && ls -A /var/lib/chat-ui-agent",
+      "root",
+    );
+    assert.equal(state.exitCode, 0, state.stderr);
+    assert.equal(state.stdout, "");
+  });
+
   it("is lean: its size over the base stays within budget, and the report says where the bytes are", async (t) => {
     const footprint = await imageFootprint(docker, IMAGE, testBase);
     const mb = (bytes: number) => `${(bytes / 1e6).toFixed(0)} MB`;

@@ -27,7 +27,7 @@ test("the shipped bundle runs standalone through a bin symlink (wasm beside it)"
   await symlink(path.join(dir, "policy-cli.mjs"), bin);
   const env = { PATH: process.env.PATH, AGENT_POLICY_PATH: path.join(dir, "policy") };
   const run = (args: string[], input?: string) =>
-    spawnSync(process.execPath, [bin, ...args], { env, input, encoding: "utf8", timeout: 30_000 });
+    spawnSync(process.execPath, [bin, ...args], { cwd: dir, env, input, encoding: "utf8", timeout: 30_000 });
   const set = run(["set", "ask"]);
   assert.equal(set.status, 0, set.stderr);
   const get = run(["get"]);
