@@ -118,6 +118,11 @@ export class Budget {
     if (now > this.wallDeadline) return true;
     if (now < this.nextCpuCheck) return false;
     this.nextCpuCheck = now + 1;
-    return cpuMs() - this.cpuStart > this.timeMs;
+    return this.cpuUsedMs() > this.timeMs;
+  }
+
+  /** The CPU time the deciding thread has used since the budget began (what `expired` charges). */
+  cpuUsedMs(): number {
+    return cpuMs() - this.cpuStart;
   }
 }
