@@ -1,5 +1,6 @@
 // Command line of bridge.mjs: the bridge's own flags, validated; everything else is forwarded to Pi.
 import { isIP } from "node:net";
+import { isNetworkMode, NETWORK_MODES, type NetworkMode } from "../agent-runtime/policy/network-mode-file.ts";
 import { defaultStateDir } from "../agent-runtime/runtime-paths.ts";
 
 export interface BridgeOptions {
@@ -15,6 +16,8 @@ export interface BridgeOptions {
   toolEnv: string[];
   /** Test and operator switch: "off" runs the tools without their Landlock domain (reported as degraded). */
   landlock: "on" | "off";
+  /** The tools' network mode at start (written to the network mode file); undefined: the file's, else the default. */
+  networkMode: NetworkMode | undefined;
   lingerMs: number;
   idleExitMs: number;
   detachedGraceMs: number;
@@ -41,7 +44,7 @@ const MiB = 1024 * 1024;
 
 type Spec = {
   key: keyof BridgeOptions;
-  kind: "string" | "duration" | "size" | "count" | "listen" | "list" | "onoff";
+  kind: "string" | "duration" | "size" | "count" | "listen" | "list" | "onoff" | "networkMode";
 };
 
 const FLAGS: Record<string, Spec> = {
@@ -53,6 +56,7 @@ const FLAGS: Record<string, Spec> = {
   "--pi-user": { key: "piUser", kind: "string" },
   "--tool-env": { key: "toolEnv", kind: "list" },
   "--landlock": { key: "landlock", kind: "onoff" },
+  "--network-mode": { key: "networkMode", kind: "networkMode" },
   "--linger": { key: "lingerMs", kind: "duration" },
   "--idle-exit": { key: "idleExitMs", kind: "duration" },
   "--detached-grace": { key: "detachedGraceMs", kind: "duration" },
@@ -105,6 +109,7 @@ export function defaultOptions(): BridgeOptions {
     piUser: undefined,
     toolEnv: [],
     landlock: "on",
+    networkMode: undefined,
     lingerMs: 60_000,
     idleExitMs: 30 * 60_000,
     detachedGraceMs: 10 * 60_000,
@@ -210,6 +215,13 @@ export function parseOptions(argv: readonly string[]): BridgeOptions {
         break;
       case "onoff":
         if (value !== "on" && value !== "off") throw new OptionsError(`${name} must be "on" or "off"`);
+        set[spec.key] = value;
+        break;
+      case "networkMode":
+        if (!isNetworkMode(value))
+          throw new OptionsError(
+            `${name} must be one of ${NETWORK_MODES.join(", ")} (got "${value.slice(0, 32)}")`,
+          );
         set[spec.key] = value;
         break;
     }
