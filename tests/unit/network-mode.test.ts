@@ -9,13 +9,13 @@ import path from "node:path";
 import { PassThrough } from "node:stream";
 import { type TestContext, test } from "node:test";
 import pino from "pino";
-import { runPolicyCli } from "../../agent-runtime/policy-cli.ts";
 import { EGRESS_GUARD_ENV, egressGuardState } from "../../agent-runtime/policy/egress-guard.ts";
 import {
   MAX_NETWORK_MODE_BYTES,
   networkModePathOf,
   readNetworkModeFile,
 } from "../../agent-runtime/policy/network-mode-file.ts";
+import { runPolicyCli } from "../../agent-runtime/policy-cli.ts";
 import {
   type NetworkModeChange,
   NetworkModeStore,
@@ -100,7 +100,10 @@ for (const bad of BAD_FILES) {
 
     // The gate: an enforcing guard with an unusable mode file counts as degraded (it asks again).
     const policy = path.join(root, "policy");
-    assert.equal(egressGuardState({ [EGRESS_GUARD_ENV]: "enforcing", AGENT_POLICY_PATH: policy }), "degraded");
+    assert.equal(
+      egressGuardState({ [EGRESS_GUARD_ENV]: "enforcing", AGENT_POLICY_PATH: policy }),
+      "degraded",
+    );
   });
 }
 
@@ -129,7 +132,10 @@ test("--network-mode at start is written and wins over the file; a file it canno
 test("set writes the file and tells listeners once; the same mode again changes nothing", async (t) => {
   const root = await dir(t);
   const file = path.join(root, "network-mode");
-  const store = new NetworkModeStore({ start: (await settleNetworkModeAtStart(file, undefined)).report, log });
+  const store = new NetworkModeStore({
+    start: (await settleNetworkModeAtStart(file, undefined)).report,
+    log,
+  });
   const changes: NetworkModeChange[] = [];
   store.onChange((c) => changes.push(c));
   const result = await store.set("open");
@@ -146,7 +152,10 @@ test("set writes the file and tells listeners once; the same mode again changes 
 test("the watch applies an operator's change at once, keeps the mode on garbage, restores a deleted file", async (t) => {
   const root = await dir(t);
   const file = path.join(root, "network-mode");
-  const store = new NetworkModeStore({ start: (await settleNetworkModeAtStart(file, undefined)).report, log });
+  const store = new NetworkModeStore({
+    start: (await settleNetworkModeAtStart(file, undefined)).report,
+    log,
+  });
   t.after(() => store.close());
   const changes: NetworkModeChange[] = [];
   store.onChange((c) => changes.push(c));
@@ -200,7 +209,11 @@ test("chat-ui-agent-policy network: shows, sets, refuses a bad mode (exit 2) and
   const root = await dir(t);
   const io = cliIo(root);
   assert.equal(await runPolicyCli(["network"], io), 0);
-  assert.deepEqual(lastLine(io), { mode: "registries", path: path.join(root, "network-mode"), problem: "missing" });
+  assert.deepEqual(lastLine(io), {
+    mode: "registries",
+    path: path.join(root, "network-mode"),
+    problem: "missing",
+  });
   assert.equal(await runPolicyCli(["network", "open"], io), 0);
   assert.deepEqual(lastLine(io), {
     ok: true,
