@@ -24,6 +24,7 @@ import {
 import { filterGrepContent, filterGrepText } from "./gate/search-result-filter.ts";
 import { loadBashParser } from "./gate/shell-parser.ts";
 import { createLogger } from "./log.ts";
+import { personApprovals } from "./person-approvals.ts";
 import { egressGuardState } from "./policy/egress-guard.ts";
 import { type PolicyMode, readEffectivePolicy } from "./policy/policy-store.ts";
 import { registerToolRouting } from "./tools/router.ts";
@@ -95,6 +96,8 @@ export default async function approvalGate(pi: ExtensionAPI): Promise<void> {
   // calls sharing an id where either has such a record would swap them, so the later one is refused.
   pi.on("turn_start", async () => {
     state.turnIds.clear();
+    // An approval belongs to its turn's call: an id the model reuses later never finds one.
+    personApprovals.clear();
   });
 
   pi.on("tool_call", async (event: ToolCallEvent, ctx: ExtensionContext): Promise<ToolCallEventResult> => {
@@ -159,12 +162,19 @@ async function gateToolCall(
     allowed = answer === "yes";
   }
   const approvedSearch = allowed && event.toolName === "grep" && decision.kinds.includes("reads-secret");
-  const records = allowed && (approvedSearch || (decision.scripts?.length ?? 0) > 0);
-  if (records && idSeenThisTurn) return duplicateId(event, log);
+  // The person's yes to a bash call lets that one call run with the network (person-approvals.ts).
+  const personApproved = allowed && answer === "yes" && event.toolName === "bash";
+  const records = allowed && (approvedSearch || personApproved || (decision.scripts?.length ?? 0) > 0);
+  if (records && idSeenThisTurn) {
+    personApprovals.drop(event.toolCallId);
+    return duplicateId(event, log);
+  }
   state.turnIds.set(event.toolCallId, {
     recorded: records || (state.turnIds.get(event.toolCallId)?.recorded ?? false),
   });
   if (approvedSearch) state.approvedSearches.add(event.toolCallId);
+  if (personApproved && isRecord(event.input) && typeof event.input.command === "string")
+    personApprovals.record(event.toolCallId, event.input.command);
   // What the decision read (and, if asked, showed) is what this call may run: whoever executes it verifies these
   // exact bytes right before the run (vetted-content.ts), so a script rewritten in between does not run.
   if (allowed && decision.scripts?.length)
