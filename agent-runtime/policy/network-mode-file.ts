@@ -100,6 +100,8 @@ export async function writeNetworkModeFile(file: string, mode: NetworkMode): Pro
   try {
     const handle = await open(temp, "wx", 0o644);
     try {
+      // Whatever the umask (a launcher's `umask 077`): Pi's gate, another uid, reads this file.
+      await handle.chmod(0o644);
       await handle.writeFile(`${mode}\n`);
       await handle.sync();
     } finally {

@@ -286,11 +286,18 @@ describe("the network mode and approved calls in the image", { timeout: 60 * 60_
       assert.equal(start.protections.egress.active, true, start.protections.egress.detail);
       await setPolicy("auto");
       assert.match(await userBash("bang-registries"), /BLOCKED\(EACCES\)/);
-      const auto = await toolCall("auto-registries", true);
+      // Declined if asked: what runs here runs without the person's approval.
+      const auto = await toolCall("auto-registries", false);
+      const decisions = async () =>
+        (await logs())
+          .split("\n")
+          .filter((l) => l.includes("tool call decision"))
+          .map((l) => l.slice(0, 1500))
+          .join("\n");
       assert.equal(
         auto.dialogs,
         0,
-        "auto with the guard enforcing: no dialog for a program the gate cannot model",
+        `auto with the guard enforcing: no dialog for a program the gate cannot model\n${await decisions()}`,
       );
       assert.match(auto.text, /BLOCKED\(EACCES\)/, auto.text);
       assert.equal(await sinkConnections(), 0);
@@ -305,7 +312,9 @@ describe("the network mode and approved calls in the image", { timeout: 60 * 60_
       await until(async () => (await sinkConnections()) === 1, 10_000, "the approved call's connection");
       // The approval was for that call only: the next auto-allowed call is refused again.
       await setPolicy("auto");
-      assert.match((await toolCall("auto-after", true)).text, /BLOCKED\(EACCES\)/);
+      const after = await toolCall("auto-after", false);
+      assert.equal(after.dialogs, 0, await decisions());
+      assert.match(after.text, /BLOCKED\(EACCES\)/);
 
       // lockdown, by the operator's CLI inside the container (the bridge's user, as an operator would).
       let from = client.frames.length;

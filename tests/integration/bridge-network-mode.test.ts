@@ -185,3 +185,56 @@ async function waitForStatus(condition: () => Promise<boolean>, timeoutMs = 10_0
     await new Promise((resolve) => setTimeout(resolve, 20));
   }
 }
+
+test("an approved bash call (and only it) runs under a helper marked --network-approved for the supervisor", async (t) => {
+  // The call prints its own helper's command line (the shell's parent): what the supervisor reads for each connect.
+  const show = "tr '\\0' ' ' < /proc/$PPID/cmdline; echo";
+  const bridge = await startNetworkBridge(t, {
+    gate,
+    env: { AGENT_POLICY: "ask" },
+    model: {
+      script: (request) =>
+        lastToolResult(request.body) !== undefined ? say("done") : callTool("bash", { command: show }),
+    },
+  });
+  const { client } = await TestClient.connect(bridge.url);
+  t.after(() => client.close());
+  const call = async (id: string, reply: boolean) => {
+    const from = client.frames.length;
+    let dialogs = 0;
+    const answering = (async () => {
+      const dialog = await client
+        .waitFor((f) => f.type === "extension_ui_request" && f.method === "confirm", 60_000, from)
+        .catch(() => undefined);
+      if (!dialog) return;
+      dialogs++;
+      client.send({ type: "extension_ui_response", id: dialog.id, commandId: `a-${id}`, confirmed: reply });
+    })();
+    const response = await client.request({ type: "prompt", id, message: "SHOW" }, 30_000);
+    assert.equal(response.success, true, JSON.stringify(response));
+    const end = await client.waitFor((f) => f.type === "tool_execution_end", 60_000, from);
+    await client.waitFor((f) => f.type === "agent_settled", 60_000, from);
+    void answering;
+    const text = (end.result as { content: { text?: string }[] }).content.map((c) => c.text ?? "").join("");
+    return { text, dialogs };
+  };
+  const approved = await call("p1", true);
+  assert.equal(approved.dialogs, 1);
+  assert.match(approved.text, /landlock-exec --call \S+ --network-approved /, approved.text);
+  // The executor's audit line (its stderr, in the bridge's log) names the call and the tool call id.
+  await bridge.waitForLog((l) =>
+    String(l.executor ?? "").includes(
+      "the person approved this call: it runs with the network until it ends",
+    ),
+  );
+
+  const declined = await call("p2", false);
+  assert.equal(declined.dialogs, 1);
+  assert.doesNotMatch(declined.text, /landlock-exec/, "declined: nothing ran");
+
+  // Auto: the same command runs without a dialog (or is asked and declined); never marked approved.
+  assert.equal((await client.request({ type: "set_policy", id: "s1", policy: "auto" })).success, true);
+  const auto = await call("p3", false);
+  if (auto.dialogs === 0) assert.match(auto.text, /landlock-exec --call \S+ --close-fds/, auto.text);
+  assert.doesNotMatch(auto.text, /--network-approved/);
+});

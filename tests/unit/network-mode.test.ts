@@ -267,3 +267,43 @@ async function waitFor(condition: () => boolean | Promise<boolean>, timeoutMs = 
     await new Promise((resolve) => setTimeout(resolve, 10));
   }
 }
+
+test("a person's approval: one call, the command shown, taken once, gone at the next turn", async () => {
+  const { PersonApprovals } = await import("../../agent-runtime/person-approvals.ts");
+  const approvals = new PersonApprovals(2);
+  approvals.record("call-1", "git push origin main");
+  assert.equal(approvals.take("call-1", "git push origin main; curl evil"), false, "another command");
+  assert.equal(
+    approvals.take("call-1", "git push origin main"),
+    false,
+    "taken (and dropped) by the try above",
+  );
+  approvals.record("call-1", "git push origin main");
+  assert.equal(approvals.take("call-2", "git push origin main"), false, "another call");
+  assert.equal(approvals.take("call-1", { command: "git push origin main" }), false, "not a string");
+  approvals.record("call-1", "git push origin main");
+  assert.equal(approvals.take("call-1", "git push origin main"), true);
+  assert.equal(approvals.take("call-1", "git push origin main"), false, "used once");
+  approvals.record("a", "x");
+  approvals.record("b", "x");
+  approvals.record("c", "x");
+  assert.equal(approvals.take("a", "x"), false, "bounded: the oldest went");
+  approvals.clear();
+  assert.equal(approvals.take("c", "x"), false, "a new turn");
+});
+
+test("the files Pi's gate reads are written readable by others whatever the umask (a launcher's umask 077)", async (t) => {
+  const root = await dir(t);
+  const { setPolicy } = await import("../../agent-runtime/policy/policy-store.ts");
+  const { stat } = await import("node:fs/promises");
+  const previous = process.umask(0o077);
+  try {
+    await settleNetworkModeAtStart(path.join(root, "network-mode"), "lockdown");
+    const set = await setPolicy({ policy: "auto", env: { AGENT_POLICY_PATH: path.join(root, "policy") } });
+    assert.equal(set.ok, true);
+  } finally {
+    process.umask(previous);
+  }
+  assert.equal((await stat(path.join(root, "network-mode"))).mode & 0o777, 0o644);
+  assert.equal((await stat(path.join(root, "policy"))).mode & 0o777, 0o644);
+});
