@@ -162,13 +162,11 @@ async function gateToolCall(
     allowed = answer === "yes";
   }
   const approvedSearch = allowed && event.toolName === "grep" && decision.kinds.includes("reads-secret");
-  // The person's yes to a bash call lets that one call run with the network (person-approvals.ts).
+  const records = allowed && (approvedSearch || (decision.scripts?.length ?? 0) > 0);
+  if (records && idSeenThisTurn) return duplicateId(event, log);
+  // The person's yes to a bash call lets that one call run with the network (person-approvals.ts). Bound to the
+  // command and taken once: two calls sharing an id can never both use it, nor one run another's command with it.
   const personApproved = allowed && answer === "yes" && event.toolName === "bash";
-  const records = allowed && (approvedSearch || personApproved || (decision.scripts?.length ?? 0) > 0);
-  if (records && idSeenThisTurn) {
-    personApprovals.drop(event.toolCallId);
-    return duplicateId(event, log);
-  }
   state.turnIds.set(event.toolCallId, {
     recorded: records || (state.turnIds.get(event.toolCallId)?.recorded ?? false),
   });

@@ -38,11 +38,6 @@ export class PersonApprovals {
   clear(): void {
     this.records.clear();
   }
-
-  /** Forgets an approval (the call was blocked after all, or its id was seen twice). */
-  drop(toolCallId: string): void {
-    this.records.delete(toolCallId);
-  }
 }
 
 /** The one record in Pi's process: the gate and the router load in the same bundle. */
