@@ -24,7 +24,7 @@ import {
 import { filterGrepContent, filterGrepText } from "./gate/search-result-filter.ts";
 import { loadBashParser } from "./gate/shell-parser.ts";
 import { createLogger } from "./log.ts";
-import { personApprovals } from "./person-approvals.ts";
+import { networkGrantFor, personApprovals } from "./person-approvals.ts";
 import { egressGuardState } from "./policy/egress-guard.ts";
 import { type PolicyMode, readEffectivePolicy } from "./policy/policy-store.ts";
 import { registerToolRouting } from "./tools/router.ts";
@@ -166,7 +166,12 @@ async function gateToolCall(
   if (records && idSeenThisTurn) return duplicateId(event, log);
   // The person's yes to a bash call lets that one call run with the network (person-approvals.ts). Bound to the
   // command and taken once: two calls sharing an id can never both use it, nor one run another's command with it.
-  const personApproved = allowed && answer === "yes" && event.toolName === "bash";
+  const personApproved =
+    allowed &&
+    answer === "yes" &&
+    event.toolName === "bash" &&
+    (decision.scripts?.length ?? 0) === 0 &&
+    networkGrantFor(decision.kinds);
   state.turnIds.set(event.toolCallId, {
     recorded: records || (state.turnIds.get(event.toolCallId)?.recorded ?? false),
   });
@@ -211,6 +216,8 @@ async function gateToolCall(
         : {}),
       ...(searchProblem ? { searchExcludes: searchProblem } : {}),
       answer,
+      // The person's yes gives this call the network (person-approvals.ts NETWORK_GRANT).
+      ...(personApproved ? { networkGrant: true } : {}),
     },
     "tool call decision",
   );

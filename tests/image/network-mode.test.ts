@@ -1,13 +1,14 @@
 // Issue 18 (the network mode, approved calls) in the real image, in the three launch modes, with real Pi, the
 // scripted model and the shipped gate. Each container has a network namespace of its own: its loopback, and a veth
-// interface with 203.0.113.7, an address that exists only there, where a sink counts every connection. A tool
-// connects there with a test program baked into a test-only image (tests/image/fixtures/netmode-connect.mjs):
-//   - registries (the default): a call the gate allows without a dialog (auto, a program it cannot model, the
-//     guard enforcing) does not reach it; a person's `!` command does not; the same call in `ask`, approved by
-//     the person, does (that call only); declined, nothing runs;
-//   - lockdown (set by the operator's CLI inside the container): even an approved call does not reach it;
+// interface with 203.0.113.7, an address that exists only there, where a sink counts every connection. Tools try
+// to connect there with a test program the gate cannot model, baked into a test-only image
+// (tests/image/fixtures/netmode-connect.mjs), and with curl, which the gate reads and shows as sending:
+//   - registries (the default): the program, allowed without a dialog (auto, the guard enforcing), does not reach
+//     it, nor does a person's `!` command, nor the program approved by the person in `ask` (a yes to run unknown
+//     code is not a yes to let it out); curl approved by the person does (that call only); declined, nothing runs;
+//   - lockdown (set by the operator's CLI inside the container): even approved curl does not reach it;
 //   - open (set over RPC): a `!` command reaches it, and the report says egress is degraded.
-// The sink's count is checked against the calls that said REACHED. Attack code runs only inside these containers.
+// The sink's count is checked against the calls that connected. Attack code runs only inside these containers.
 import assert from "node:assert/strict";
 import { randomBytes } from "node:crypto";
 import { chmodSync, copyFileSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
@@ -37,6 +38,11 @@ const FIXTURES = path.join(import.meta.dirname, "fixtures");
 const PORTS = { bridge: 7700, model: 7701 };
 const TARGET = "203.0.113.7";
 const CONNECT = "/opt/netmode-test/netmode-connect";
+/** The test program (the gate cannot model it): prints REACHED or BLOCKED(<code>). */
+const connect = (tag: string) => `${CONNECT} ${TARGET} 80 ${tag}`;
+/** curl, which the gate reads and shows as sending: exit 7 when it could not connect (the sink never answers). */
+const curl = (tag: string) =>
+  `curl -sS --noproxy '*' --connect-timeout 3 -m 5 --data ${tag} http://${TARGET}:80/; echo curl=$?`;
 
 function script(request: RecordedRequest) {
   if (lastToolResult(request.body) !== undefined) return say("done");
@@ -253,14 +259,11 @@ describe("the network mode and approved calls in the image", { timeout: 60 * 60_
       const sinkConnections = async () =>
         (JSON.parse(await root("cat /run/sink-counts.json")) as { connections: number }).connections;
       /** One bash tool call through the gate: its output and the dialogs it raised. */
-      const toolCall = async (tag: string, reply: boolean) => {
+      const toolCall = async (command: string, reply: boolean) => {
         person.reply = reply;
         const dialogsBefore = person.dialogs;
         const from = client.frames.length;
-        const response = await request(
-          { type: "prompt", message: `BASH ${CONNECT} ${TARGET} 80 ${tag}` },
-          30_000,
-        );
+        const response = await request({ type: "prompt", message: `BASH ${command}` }, 30_000);
         assert.equal(response.success, true, JSON.stringify(response));
         const end = await client.waitFor((f: Frame) => f.type === "tool_execution_end", 120_000, from);
         await client.waitFor((f: Frame) => f.type === "agent_settled", 60_000, from);
@@ -287,7 +290,7 @@ describe("the network mode and approved calls in the image", { timeout: 60 * 60_
       await setPolicy("auto");
       assert.match(await userBash("bang-registries"), /BLOCKED\(EACCES\)/);
       // Declined if asked: what runs here runs without the person's approval.
-      const auto = await toolCall("auto-registries", false);
+      const auto = await toolCall(connect("auto-registries"), false);
       const decisions = async () =>
         (await logs())
           .split("\n")
@@ -303,16 +306,22 @@ describe("the network mode and approved calls in the image", { timeout: 60 * 60_
       assert.equal(await sinkConnections(), 0);
 
       await setPolicy("ask");
-      const declined = await toolCall("declined", false);
+      const declined = await toolCall(curl("declined"), false);
       assert.equal(declined.dialogs, 1);
-      assert.doesNotMatch(declined.text, /REACHED|BLOCKED/, "declined: nothing ran");
-      const approved = await toolCall("approved-registries", true);
+      assert.doesNotMatch(declined.text, /curl=/, "declined: nothing ran");
+      // A yes to run a program the gate cannot model is a yes to run it, not to let it out.
+      const approvedUnknown = await toolCall(connect("approved-unknown"), true);
+      assert.equal(approvedUnknown.dialogs, 1);
+      assert.match(approvedUnknown.text, /BLOCKED\(EACCES\)/, approvedUnknown.text);
+      // A command the gate read entirely and showed as sending: the person's yes lets that call out.
+      const approved = await toolCall(curl("approved-registries"), true);
       assert.equal(approved.dialogs, 1);
-      assert.match(approved.text, /REACHED/, approved.text);
+      assert.doesNotMatch(approved.text, /curl=7/, `it connected: ${approved.text}`);
       await until(async () => (await sinkConnections()) === 1, 10_000, "the approved call's connection");
+      assert.match(await decisions(), /"networkGrant":true/);
       // The approval was for that call only: the next auto-allowed call is refused again.
       await setPolicy("auto");
-      const after = await toolCall("auto-after", false);
+      const after = await toolCall(connect("auto-after"), false);
       assert.equal(after.dialogs, 0, await decisions());
       assert.match(after.text, /BLOCKED\(EACCES\)/);
 
@@ -328,9 +337,13 @@ describe("the network mode and approved calls in the image", { timeout: 60 * 60_
       assert.equal(changed.cause, "file");
       assert.equal((await egress()).protections.egress.mode, "lockdown");
       await setPolicy("ask");
-      const lockedApproved = await toolCall("approved-lockdown", true);
+      const lockedApproved = await toolCall(curl("approved-lockdown"), true);
       assert.equal(lockedApproved.dialogs, 1);
-      assert.match(lockedApproved.text, /BLOCKED\(EACCES\)/, "lockdown overrides the person's approval");
+      assert.match(
+        lockedApproved.text,
+        /curl=7/,
+        `lockdown overrides the person's approval: ${lockedApproved.text}`,
+      );
       assert.match(await userBash("bang-lockdown"), /BLOCKED\(EACCES\)/);
 
       // open, over RPC: the mode alone lets a `!` command out, and the report says so.

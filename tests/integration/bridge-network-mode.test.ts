@@ -9,7 +9,7 @@ import { readFile, writeFile } from "node:fs/promises";
 import path from "node:path";
 import { test } from "node:test";
 import { promisify } from "node:util";
-import { callTool, lastToolResult, say } from "../../agent-runtime/dev/scripted-model.ts";
+import { callTool, lastToolResult, lastUserText, say } from "../../agent-runtime/dev/scripted-model.ts";
 import type { BridgeStatus, Isolation } from "../../bridge/protocol.ts";
 import { type Frame, startNetworkBridge, TestClient } from "../support/bridge.ts";
 
@@ -186,20 +186,25 @@ async function waitForStatus(condition: () => Promise<boolean>, timeoutMs = 10_0
   }
 }
 
-test("an approved bash call (and only it) runs under a helper marked --network-approved for the supervisor", async (t) => {
-  // The call prints its own helper's command line (the shell's parent): what the supervisor reads for each connect.
+test("an approved bash call that sends (and only it) runs under a helper marked --network-approved for the supervisor", async (t) => {
+  // Each call prints its own helper's command line (the shell's parent): what the supervisor reads for each
+  // connect. "PUSH" adds a `git push` to a remote that does not exist (no traffic: it fails before any connect),
+  // which the gate shows as sending; "SHOW" alone sends nothing.
   const show = "tr '\\0' ' ' < /proc/$PPID/cmdline; echo";
+  const push = `${show}; git push nowhere main 2>/dev/null; true`;
   const bridge = await startNetworkBridge(t, {
     gate,
     env: { AGENT_POLICY: "ask" },
     model: {
       script: (request) =>
-        lastToolResult(request.body) !== undefined ? say("done") : callTool("bash", { command: show }),
+        lastToolResult(request.body) !== undefined
+          ? say("done")
+          : callTool("bash", { command: lastUserText(request.body) === "PUSH" ? push : show }),
     },
   });
   const { client } = await TestClient.connect(bridge.url);
   t.after(() => client.close());
-  const call = async (id: string, reply: boolean) => {
+  const call = async (id: string, message: string, reply: boolean) => {
     const from = client.frames.length;
     let dialogs = 0;
     const answering = (async () => {
@@ -210,7 +215,7 @@ test("an approved bash call (and only it) runs under a helper marked --network-a
       dialogs++;
       client.send({ type: "extension_ui_response", id: dialog.id, commandId: `a-${id}`, confirmed: reply });
     })();
-    const response = await client.request({ type: "prompt", id, message: "SHOW" }, 30_000);
+    const response = await client.request({ type: "prompt", id, message }, 30_000);
     assert.equal(response.success, true, JSON.stringify(response));
     const end = await client.waitFor((f) => f.type === "tool_execution_end", 60_000, from);
     await client.waitFor((f) => f.type === "agent_settled", 60_000, from);
@@ -218,7 +223,7 @@ test("an approved bash call (and only it) runs under a helper marked --network-a
     const text = (end.result as { content: { text?: string }[] }).content.map((c) => c.text ?? "").join("");
     return { text, dialogs };
   };
-  const approved = await call("p1", true);
+  const approved = await call("p1", "PUSH", true);
   assert.equal(approved.dialogs, 1);
   assert.match(approved.text, /landlock-exec --call \S+ --network-approved /, approved.text);
   // The executor's audit line (its stderr, in the bridge's log) names the call and the tool call id.
@@ -228,13 +233,12 @@ test("an approved bash call (and only it) runs under a helper marked --network-a
     ),
   );
 
-  const declined = await call("p2", false);
+  const approvedLocal = await call("p2", "SHOW", true);
+  assert.equal(approvedLocal.dialogs, 1);
+  assert.match(approvedLocal.text, /landlock-exec --call \S+ --close-fds/, approvedLocal.text);
+  assert.doesNotMatch(approvedLocal.text, /--network-approved/, "approved, but it sends nothing: no network");
+
+  const declined = await call("p3", "PUSH", false);
   assert.equal(declined.dialogs, 1);
   assert.doesNotMatch(declined.text, /landlock-exec/, "declined: nothing ran");
-
-  // Auto: the same command runs without a dialog (or is asked and declined); never marked approved.
-  assert.equal((await client.request({ type: "set_policy", id: "s1", policy: "auto" })).success, true);
-  const auto = await call("p3", false);
-  if (auto.dialogs === 0) assert.match(auto.text, /landlock-exec --call \S+ --close-fds/, auto.text);
-  assert.doesNotMatch(auto.text, /--network-approved/);
 });

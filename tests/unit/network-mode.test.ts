@@ -307,3 +307,13 @@ test("the files Pi's gate reads are written readable by others whatever the umas
   assert.equal((await stat(path.join(root, "network-mode"))).mode & 0o777, 0o644);
   assert.equal((await stat(path.join(root, "policy"))).mode & 0o777, 0o644);
 });
+
+test("which approved calls get the network: a fully read command that sends; never a script or an unknown program", async () => {
+  const { networkGrantFor } = await import("../../agent-runtime/person-approvals.ts");
+  assert.equal(networkGrantFor(["runs-shell", "sends"]), true, "git push, ssh, curl URL");
+  assert.equal(networkGrantFor(["runs-shell", "reads", "reads-secret", "sends"]), true);
+  assert.equal(networkGrantFor(["runs-shell", "reads"]), false, "nothing it sends");
+  assert.equal(networkGrantFor(["runs-shell", "sends", "runs-file"]), false, "an agent-written script");
+  assert.equal(networkGrantFor(["runs-shell", "runs-unmodeled"]), false, "a program the gate cannot model");
+  assert.equal(networkGrantFor(["runs-shell", "sends", "undecidable"]), false);
+});
