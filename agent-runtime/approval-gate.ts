@@ -24,6 +24,7 @@ import {
 import { filterGrepContent, filterGrepText } from "./gate/search-result-filter.ts";
 import { loadBashParser } from "./gate/shell-parser.ts";
 import { createLogger } from "./log.ts";
+import { networkGrantFor, personApprovals } from "./person-approvals.ts";
 import { egressGuardState } from "./policy/egress-guard.ts";
 import { type PolicyMode, readEffectivePolicy } from "./policy/policy-store.ts";
 import { registerToolRouting } from "./tools/router.ts";
@@ -95,6 +96,8 @@ export default async function approvalGate(pi: ExtensionAPI): Promise<void> {
   // calls sharing an id where either has such a record would swap them, so the later one is refused.
   pi.on("turn_start", async () => {
     state.turnIds.clear();
+    // An approval belongs to its turn's call: an id the model reuses later never finds one.
+    personApprovals.clear();
   });
 
   pi.on("tool_call", async (event: ToolCallEvent, ctx: ExtensionContext): Promise<ToolCallEventResult> => {
@@ -161,10 +164,20 @@ async function gateToolCall(
   const approvedSearch = allowed && event.toolName === "grep" && decision.kinds.includes("reads-secret");
   const records = allowed && (approvedSearch || (decision.scripts?.length ?? 0) > 0);
   if (records && idSeenThisTurn) return duplicateId(event, log);
+  // The person's yes to a bash call lets that one call run with the network (person-approvals.ts). Bound to the
+  // command and taken once: two calls sharing an id can never both use it, nor one run another's command with it.
+  const personApproved =
+    allowed &&
+    answer === "yes" &&
+    event.toolName === "bash" &&
+    (decision.scripts?.length ?? 0) === 0 &&
+    networkGrantFor(decision.kinds);
   state.turnIds.set(event.toolCallId, {
     recorded: records || (state.turnIds.get(event.toolCallId)?.recorded ?? false),
   });
   if (approvedSearch) state.approvedSearches.add(event.toolCallId);
+  if (personApproved && isRecord(event.input) && typeof event.input.command === "string")
+    personApprovals.record(event.toolCallId, event.input.command);
   // What the decision read (and, if asked, showed) is what this call may run: whoever executes it verifies these
   // exact bytes right before the run (vetted-content.ts), so a script rewritten in between does not run.
   if (allowed && decision.scripts?.length)
@@ -203,6 +216,8 @@ async function gateToolCall(
         : {}),
       ...(searchProblem ? { searchExcludes: searchProblem } : {}),
       answer,
+      // The person's yes gives this call the network (person-approvals.ts NETWORK_GRANT).
+      ...(personApproved ? { networkGrant: true } : {}),
     },
     "tool call decision",
   );

@@ -4,6 +4,8 @@
 //   set <auto|ask|read-only> [--expected <mode>] [--state-dir DIR]   atomic write; conflict if --expected
 //           does not match. Both use the file the bridge uses: AGENT_POLICY_PATH when this uid can write its
 //           directory (root in the image), else <state dir>/policy (a bridge started without root).
+//   network [lockdown|registries|open] [--state-dir DIR]   the tools' network mode (the file beside the policy
+//           file): shown without a mode, written atomically with one; a running bridge applies it at once.
 //   explain [--policy P --tool T --input JSON] [--cwd DIR] [--egress-guard STATE]   the gate's own decision
 //           function, with the effects it found and the policy table's rows that applied; without --tool, reads
 //           NDJSON {"policy","toolName","input"[,"cwd"][,"egressGuard"]} on stdin and writes one JSON line each.
@@ -21,9 +23,18 @@ import { loadPiPaths } from "./gate/pi-paths.ts";
 import { loadBashParser } from "./gate/shell-parser.ts";
 import { EGRESS_GUARD_STATES, type EgressGuardState } from "./policy/egress-guard.ts";
 import {
+  DEFAULT_NETWORK_MODE,
+  isNetworkMode,
+  NETWORK_MODES,
+  networkModePathOf,
+  readNetworkModeFile,
+  writeNetworkModeFile,
+} from "./policy/network-mode-file.ts";
+import {
   choosePolicyPath,
   isPolicyMode,
   POLICY_MODES,
+  policyPath,
   readEffectivePolicy,
   setPolicy,
 } from "./policy/policy-store.ts";
@@ -38,6 +49,8 @@ const COMMAND_USAGE: Record<string, string> = {
       the effective policy and where it comes from (file, env or default)`,
   set: `chat-ui-agent-policy set <${POLICY_MODES.join("|")}> [--expected <mode>] [--state-dir <dir>]
       writes the policy file the bridge reads (atomic); exit 3 when --expected does not match`,
+  network: `chat-ui-agent-policy network [${NETWORK_MODES.join("|")}] [--state-dir <dir>]
+      the tools' network mode: shown without a mode; a running bridge applies a new one at once`,
   explain: `chat-ui-agent-policy explain [--policy <mode>] [--tool <name>] [--input <json>] [--cwd <dir>]
                               [--egress-guard ${EGRESS_GUARD_STATES.join("|")}]
       the gate's decision for one call (without --tool: NDJSON lines {"policy","toolName","input"} on stdin,
@@ -86,6 +99,8 @@ export async function runPolicyCli(argv: string[], io: CliIo): Promise<number> {
       }
       case "set":
         return await runSet(rest, io, out);
+      case "network":
+        return await runNetwork(rest, io, out);
       case "explain":
         return await runExplain(rest, io, out);
       case "help":
@@ -156,6 +171,35 @@ async function runSet(args: string[], io: CliIo, out: (v: unknown) => void): Pro
   }
   io.stderr.write(`chat-ui-agent-policy: ${result.error}: ${result.message}\n`);
   return result.error === "invalid_policy" ? EXIT.usage : EXIT.failure;
+}
+
+async function runNetwork(args: string[], io: CliIo, out: (v: unknown) => void): Promise<number> {
+  const { values, positionals } = readCommand("network", args, { "state-dir": { type: "string" } }, 1);
+  const file = networkModePathOf(policyPath(bridgePolicyEnv(io.env, values["state-dir"])));
+  const mode = positionals[0];
+  if (mode === undefined) {
+    const read = readNetworkModeFile(file);
+    // A missing file is the default mode (a bridge writes it at start); anything else unusable is said as such.
+    if (read.ok) out({ mode: read.mode, path: file, problem: null });
+    else if (read.problem === "missing") out({ mode: DEFAULT_NETWORK_MODE, path: file, problem: "missing" });
+    else {
+      out({ mode: null, path: file, problem: read.problem });
+      io.stderr.write(`chat-ui-agent-policy: the network mode file ${file} is not usable: ${read.problem}\n`);
+      return EXIT.failure;
+    }
+    return EXIT.ok;
+  }
+  if (!isNetworkMode(mode))
+    throw new UsageError(`invalid network mode ${JSON.stringify(mode)}: use ${NETWORK_MODES.join(", ")}`);
+  const before = readNetworkModeFile(file);
+  try {
+    await writeNetworkModeFile(file, mode);
+  } catch (err) {
+    io.stderr.write(`chat-ui-agent-policy: ${(err as Error).message}\n`);
+    return EXIT.failure;
+  }
+  out({ ok: true, previous: before.ok ? before.mode : null, current: { mode, path: file } });
+  return EXIT.ok;
 }
 
 const ExplainLine = z.strictObject({

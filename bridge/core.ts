@@ -13,6 +13,7 @@ import { GrantRelay } from "./core/grant-relay.ts";
 import { HeldQueue } from "./core/held-queue.ts";
 import { oversized, readClientFrame } from "./core/intake.ts";
 import { Mirror, type SessionInfo } from "./core/mirror.ts";
+import { type NetworkModeAccess, NetworkModeRelay } from "./core/network-mode-relay.ts";
 import { PiLines } from "./core/pi-lines.ts";
 import { PiLink } from "./core/pi-link.ts";
 import { type PolicyAccess, PolicyRelay } from "./core/policy-relay.ts";
@@ -32,7 +33,7 @@ import type {
 } from "./protocol.ts";
 import type { RestartPolicy } from "./restart-policy.ts";
 
-export type { Frame, FrameSink, PolicyAccess, SessionInfo };
+export type { Frame, FrameSink, NetworkModeAccess, PolicyAccess, SessionInfo };
 
 /** Delivery counts as frozen once a frame has waited this long to become sendable (the journal stuck). */
 export const DELIVERY_FROZEN_MS = 5_000;
@@ -51,6 +52,8 @@ export interface CoreOptions {
   /** The live isolation report (it changes if the tool executor stops). */
   isolation: () => Isolation;
   policy: PolicyAccess;
+  /** The tools' network mode (get/set_network_mode, network_mode_changed); without it those commands fail. */
+  network?: NetworkModeAccess;
   log: Logger;
   clock?: Clock;
   /** Called when the bridge should shut down (idle exit, no Pi will serve again). */
@@ -170,6 +173,7 @@ export class BridgeCore {
     this.commands = new ClientCommands({
       ...parts,
       grants: this.grants,
+      network: new NetworkModeRelay({ access: options.network, sink, log }),
       held: this.held,
       supervisor,
       status: () => this.status(),
@@ -198,6 +202,11 @@ export class BridgeCore {
   handleClientText(text: string): void {
     const { maxFrameBytes, requireIds } = this.options;
     this.commands.handle(readClientFrame(text, { maxFrameBytes, requireIds }));
+  }
+
+  /** The policy file changed under the bridge (its watch): clients hear of it now (policy_changed). */
+  policyFileChanged(): void {
+    this.policy.observe();
   }
 
   /** Reports an over-long frame or stdin line (the transport's own bound). */

@@ -3,6 +3,7 @@
 import { isIP } from "node:net";
 import type { ParseArgsOptionsConfig } from "node:util";
 import { optionLines, readCommandLine, UsageError } from "../agent-runtime/cli-args.ts";
+import { NETWORK_MODES, type NetworkMode } from "../agent-runtime/policy/network-mode-file.ts";
 import { defaultStateDir } from "../agent-runtime/runtime-paths.ts";
 
 export interface BridgeOptions {
@@ -18,6 +19,8 @@ export interface BridgeOptions {
   toolEnv: string[];
   /** Test and operator switch: "off" runs the tools without their Landlock domain (reported as degraded). */
   landlock: "on" | "off";
+  /** The tools' network mode at start (written to the network mode file); undefined: the file's, else the default. */
+  networkMode: NetworkMode | undefined;
   lingerMs: number;
   idleExitMs: number;
   detachedGraceMs: number;
@@ -150,6 +153,12 @@ export const BRIDGE_FLAGS: readonly BridgeFlag[] = [
     value: "on|off",
     help: "off runs the tools without their Landlock domain (reported as degraded)",
     set: oneOf("landlock", ["on", "off"]),
+  },
+  {
+    name: "network-mode",
+    value: "lockdown|registries|open",
+    help: "where the tools may connect: lockdown (nowhere), registries (the default: registries, others ask), open (anywhere, reported as degraded); written to the network-mode file",
+    set: oneOf("networkMode", NETWORK_MODES),
   },
   {
     name: "state-dir",
@@ -311,6 +320,7 @@ export function defaultOptions(): BridgeOptions {
     piUser: undefined,
     toolEnv: [],
     landlock: "on",
+    networkMode: undefined,
     lingerMs: 60_000,
     idleExitMs: 30 * 60_000,
     detachedGraceMs: 10 * 60_000,

@@ -5,12 +5,14 @@
 import { readFileSync, statSync, unlinkSync, writeSync } from "node:fs";
 import path from "node:path";
 import { findPiInstall, type PiInstall } from "../agent-runtime/pi-install.ts";
+import { networkModePathOf } from "../agent-runtime/policy/network-mode-file.ts";
 import { type EndTreeResult, endTree } from "../agent-runtime/process-tree.ts";
 import { versionLine } from "../agent-runtime/version.ts";
 import { type AgentLaunch, type AgentPair, startAgent } from "./agent-launch.ts";
 import { decideProcessPrincipals, isolationReport, type ProtectionState } from "./isolation.ts";
 import { type LaunchPlan, planLaunch } from "./launch-plan.ts";
 import { type BoundListener, bindListener, ListenError } from "./listener.ts";
+import { type NetworkModeReport, settleNetworkModeAtStart } from "./network-mode.ts";
 import { type BridgeOptions, bridgeHelp, OptionsError, parseCommand } from "./options.ts";
 import { type PiChild, RUN_MARKER_ENV } from "./pi-child.ts";
 import {
@@ -60,6 +62,8 @@ export interface Started {
   agent: AgentPair;
   /** Pi (the same as agent.pi). */
   child: PiChild;
+  /** The network mode the first pair started in (the file beside the policy file), and what to log about it. */
+  networkMode: { report: NetworkModeReport; warning: string | null };
 }
 
 export type Prestart = Started | { ok: false; error: Error; exitCode: number };
@@ -184,6 +188,15 @@ async function start(): Promise<Prestart> {
     });
     // The bridge reads and writes the same policy file it tells Pi about.
     process.env.AGENT_POLICY_PATH = plan.policyPath;
+    // The operator's network mode, before the tools' supervisor starts in it (the gate reads the same file).
+    let networkMode: Awaited<ReturnType<typeof settleNetworkModeAtStart>>;
+    try {
+      networkMode = await settleNetworkModeAtStart(networkModePathOf(plan.policyPath), options.networkMode);
+    } catch (err) {
+      throw new StartupError(`--network-mode: ${(err as Error).message}`);
+    }
+    const supervisedNetwork = plan.spec.executor.supervised?.network;
+    if (supervisedNetwork) supervisedNetwork.mode = networkMode.report.mode;
     const tokenProblem = secretsAtStart ? reexecProblem : undefined;
     const privateProblem = homeProblem ?? (restart ? reexecProblem : undefined);
     const tokenDetail =
@@ -203,6 +216,7 @@ async function start(): Promise<Prestart> {
       // A bridge HOME that could not be made private degrades the report (and is logged at start).
       placement: privateProblem ? [...plan.placement, privateProblem] : plan.placement,
       notes: plan.notes,
+      network: { mode: networkMode.report.mode },
     };
     let current: AgentPair | undefined;
     const launch: AgentLaunch = {
@@ -243,6 +257,7 @@ async function start(): Promise<Prestart> {
       launch,
       agent,
       child: agent.pi,
+      networkMode,
     };
   } catch (err) {
     const error = err instanceof Error ? err : new Error(String(err));

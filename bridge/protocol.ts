@@ -4,6 +4,7 @@ import type { RpcCommand } from "@earendil-works/pi-coding-agent";
 import { z } from "zod";
 import { GRANT_ID, Grant } from "../agent-runtime/policy/grants.ts";
 import { POLICY_MODES } from "../agent-runtime/policy/policy-modes.ts";
+import { NETWORK_MODES } from "../agent-runtime/sandbox/egress.ts";
 
 export const PROTOCOL_VERSION = 2;
 
@@ -96,6 +97,7 @@ export const READ_ONLY_COMMANDS: ReadonlySet<string> = new Set([
   "get_commands",
   "get_policy",
   "bridge_status",
+  "get_network_mode",
 ]);
 
 /** Dialog methods that wait for an answer; every other extension_ui_request is fire-and-forget. */
@@ -164,6 +166,20 @@ export const RevokeGrantFrame = z.strictObject({
   grant: z.union([GRANT_ID, z.literal("all")]),
 });
 
+/** The operator's network mode for the tools (lockdown | registries | open); written to the network mode file. */
+export const NetworkModeName = z.enum(NETWORK_MODES);
+export type NetworkModeName = z.infer<typeof NetworkModeName>;
+
+/** Sets the tools' network mode: answered with `{previous, current}` (NetworkModeReport each). */
+export const SetNetworkModeFrame = z.strictObject({
+  type: z.literal("set_network_mode"),
+  id: commandId,
+  mode: NetworkModeName,
+});
+
+/** The network mode in force: answered with a NetworkModeReport. */
+export const GetNetworkModeFrame = z.strictObject({ type: z.literal("get_network_mode"), id: commandId });
+
 /** Any Pi RPC command; its other fields are Pi's to validate. `id` is mandatory in network mode. */
 export const PiCommandFrame = z.looseObject({
   type: z.enum(PI_COMMAND_TYPES),
@@ -177,6 +193,8 @@ const BRIDGE_COMMAND_FRAMES = [
   BridgeStatusFrame,
   ListGrantsFrame,
   RevokeGrantFrame,
+  SetNetworkModeFrame,
+  GetNetworkModeFrame,
 ] as const;
 
 /** Their types, read off the schemas (the intake routes by this). */
@@ -446,8 +464,9 @@ export const AgentRestartedFrame = z.strictObject({
 export const PiEventFrame = z.looseObject({ type: z.string(), seq });
 
 /**
- * The effective policy changed: by `set_policy`, or noticed when Pi starts a tool call after someone else
- * (the operator's `chat-ui-agent-policy set`, a direct file edit) changed it. Announced before that tool call.
+ * The effective policy changed: by `set_policy`, or observed after someone else (the operator's
+ * `chat-ui-agent-policy set`, a direct file edit) changed it: the bridge watches the file, and rereads it when Pi
+ * starts a tool call, so the change is announced at once, and always before that tool call.
  */
 export const PolicyChangedFrame = z.strictObject({
   type: z.literal("policy_changed"),
@@ -468,6 +487,26 @@ export const GrantsChangedFrame = z.strictObject({
   grants: z.array(Grant),
 });
 
+/** The network mode in force, its file, and why the file does not hold it (null when it does). */
+export const NetworkModeReport = z.strictObject({
+  mode: NetworkModeName,
+  path: z.string(),
+  problem: z.string().nullable(),
+});
+export type NetworkModeReport = z.infer<typeof NetworkModeReport>;
+
+/**
+ * The tools' network mode changed: by `set_network_mode`, or in the file (the operator's `chat-ui-agent-policy
+ * network`, an edit). The tools' supervisor applies it at once; the isolation report follows (`open`: degraded).
+ */
+export const NetworkModeChangedFrame = z.strictObject({
+  type: z.literal("network_mode_changed"),
+  seq,
+  previous: NetworkModeName,
+  current: NetworkModeReport,
+  cause: z.enum(["set_network_mode", "file"]),
+});
+
 /** The frames the bridge makes itself (every other numbered frame is a Pi event passed through). */
 const BRIDGE_FRAMES = [
   ChallengeFrame,
@@ -479,6 +518,7 @@ const BRIDGE_FRAMES = [
   AgentRestartedFrame,
   PolicyChangedFrame,
   GrantsChangedFrame,
+  NetworkModeChangedFrame,
 ] as const;
 
 /** Every `type` the bridge itself sends, read off the schemas above (never a hand-kept copy). */
@@ -557,6 +597,7 @@ export const BridgeResponseError = z.enum([
   "io_error",
   "policy_blocks_bash",
   "grant_not_found",
+  "network_mode_unavailable",
 ]);
 export type BridgeResponseError = z.infer<typeof BridgeResponseError>;
 
@@ -581,6 +622,8 @@ export const schemas = {
   BridgeStatusFrame,
   ListGrantsFrame,
   RevokeGrantFrame,
+  SetNetworkModeFrame,
+  GetNetworkModeFrame,
   PiCommandFrame,
   ChallengeFrame,
   WelcomeFrame,
@@ -591,6 +634,7 @@ export const schemas = {
   AgentRestartedFrame,
   PolicyChangedFrame,
   GrantsChangedFrame,
+  NetworkModeChangedFrame,
   BridgeFailureResponse,
   PiEventFrame,
   Snapshot,

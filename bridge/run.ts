@@ -3,13 +3,16 @@
 import path from "node:path";
 import { createLogger } from "../agent-runtime/log.ts";
 import { addLogFile, type LogFileInfo } from "../agent-runtime/log-file.ts";
-import { readEffectivePolicy, setPolicy } from "../agent-runtime/policy/policy-store.ts";
-import { startAgent } from "./agent-launch.ts";
+import type { NetworkMode } from "../agent-runtime/policy/network-mode-file.ts";
+import { policyPath, readEffectivePolicy, setPolicy } from "../agent-runtime/policy/policy-store.ts";
+import { AgentPair, startAgent } from "./agent-launch.ts";
 import { BridgeCore, type FrameSink } from "./core.ts";
 import { type DurableState, openDurableState } from "./durable-state.ts";
+import { watchFile } from "./file-watch.ts";
 import { GrantStore } from "./grants/grant-store.ts";
 import { grantsPathOf } from "./launch-plan.ts";
 import { NetworkServer } from "./network.ts";
+import { NetworkModeStore } from "./network-mode.ts";
 import type { Prestart } from "./prestart.ts";
 import type { Durability } from "./protocol.ts";
 import { RingSink } from "./ring-sink.ts";
@@ -18,12 +21,23 @@ import { attachStdin, StdioSink } from "./stdio.ts";
 
 export const log = createLogger("bridge");
 
+let networkModes: NetworkModeStore | undefined;
+
+/**
+ * The tools' network mode now (the operator's; the egress proxy's decisions read it). Before the bridge has its
+ * store, the strictest: nothing leaves.
+ */
+export function networkMode(): NetworkMode {
+  return networkModes?.get() ?? "lockdown";
+}
+
 export async function runBridge(prestart: Prestart): Promise<void> {
   if (!prestart.ok) {
     log.fatal({ err: prestart.error.message }, "bridge failed to start");
     process.exit(prestart.exitCode);
   }
-  const { options, token, listener, gate, pi, isolation, state, leftovers, launch, agent } = prestart;
+  const { options, token, listener, gate, pi, isolation, state, leftovers, launch, agent, protections } =
+    prestart;
   let logFile: LogFileInfo | undefined;
   try {
     logFile = await addLogFile(log, {
@@ -43,6 +57,10 @@ export async function runBridge(prestart: Prestart): Promise<void> {
   } else {
     log.info({ protections: report.protections }, "isolation: bridge, Pi and tools are three principals");
   }
+  if (prestart.networkMode.warning)
+    log.error({ file: prestart.networkMode.report.path }, prestart.networkMode.warning);
+  const modes = new NetworkModeStore({ start: prestart.networkMode.report, log });
+  networkModes = modes;
   let shutdownStarted = false;
   let network: NetworkServer | undefined;
   let stdioSink: StdioSink | undefined;
@@ -53,6 +71,8 @@ export async function runBridge(prestart: Prestart): Promise<void> {
     void (async () => {
       log.info({ reason }, "shutting down");
       core.beginShutdown();
+      modes.close();
+      policyWatch.close();
       await core.agent?.terminate(options.killGraceMs);
       if (network) await network.close();
       if (stdioSink) await stdioSink.flush();
@@ -101,6 +121,7 @@ export async function runBridge(prestart: Prestart): Promise<void> {
     maxFrameBytes: options.maxFrameBytes,
     isolation,
     policy: { read: () => readEffectivePolicy(), set: (o) => setPolicy(o) },
+    network: modes,
     log,
     requestShutdown,
     ...(durable
@@ -133,6 +154,26 @@ export async function runBridge(prestart: Prestart): Promise<void> {
     process.exit(1);
   });
 
+  // The operator's network mode applies at once: the tools' supervisor (this pair's and the next's), the
+  // isolation report (open: degraded, said loudly), the gate (it rereads the same file before each call).
+  modes.onChange(({ previous, current, cause }) => {
+    protections.network = { mode: current.mode };
+    const supervised = launch.spec.executor.supervised;
+    if (supervised) supervised.network.mode = current.mode;
+    const pair = core.agent;
+    const applied = pair instanceof AgentPair ? pair.setNetworkMode(current.mode) : false;
+    const fields = { previous, mode: current.mode, cause, applied, egress: isolation().protections.egress };
+    if (current.mode === "open")
+      log.warn(fields, "network mode open: the tools may connect anywhere (egress protection degraded)");
+    else log.info(fields, "network mode changed");
+  });
+  modes.watch();
+  // An operator's `chat-ui-agent-policy set` (or an edit) reaches clients at once, not at the next tool call.
+  const policyWatch = watchFile(
+    policyPath(),
+    () => core.policyFileChanged(),
+    (message) => log.warn({ file: policyPath() }, message),
+  );
   // What the previous bridge on this state dir left open is settled before anything new happens.
   if (durable) core.recoverInterrupted(durable.openDialogs);
   // Pi was started by prestart (warm before the first client); from here on the core reads it.

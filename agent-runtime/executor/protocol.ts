@@ -76,6 +76,11 @@ export const ToolCallRequest = z.strictObject({
   vetted: z.array(VettedFileSchema).max(64),
   options: ToolOptions,
   sessionEnv: z.partialRecord(z.enum(SESSION_ENV_NAMES), text(4096)),
+  /**
+   * Present only when the gate confirmed this bash call and the person approved it (the router sets it from the
+   * gate's own record, person-approvals.ts; never from the model's input): the call runs with the network.
+   */
+  networkApproved: z.strictObject({ toolCallId: callId }).optional(),
 });
 
 /** A person's `!` command (Pi's RPC `bash`): runs through the same shell, streamed back as raw bytes. */

@@ -109,8 +109,14 @@ export function serveExecutor(
       case "call": {
         const controller = begin(frame.id);
         if (!controller) return;
+        const networkApproved = frame.tool === "bash" && frame.networkApproved !== undefined;
+        if (networkApproved)
+          options.log.info(
+            { call: callLabel(frame), toolCallId: frame.networkApproved?.toolCallId },
+            "the person approved this call: it runs with the network until it ends",
+          );
         void currentCall
-          .run(callLabel(frame), () =>
+          .run({ label: callLabel(frame), networkApproved }, () =>
             options.runner.run(frame, controller.signal, (partial) =>
               channel.send({ type: "update", id: frame.id, partial }),
             ),
@@ -126,7 +132,9 @@ export function serveExecutor(
         const controller = begin(frame.id);
         if (!controller) return;
         void currentCall
-          .run(callLabel(frame), () => runUserBash(frame, controller.signal))
+          .run({ label: callLabel(frame), networkApproved: false }, () =>
+            runUserBash(frame, controller.signal),
+          )
           .then(
             (exitCode) => channel.send({ type: "exit", id: frame.id, exitCode }),
             (error: unknown) => channel.send(errorFrame(frame.id, error, controller.signal)),

@@ -44,9 +44,11 @@ export function toolShellLaunch(helper: string | undefined, nest: boolean, bash 
 
 /**
  * The call a shell belongs to (server.ts runs each request inside it): the label the helper carries on its
- * command line, by which the supervisor attributes a connect and applies a per-call grant.
+ * command line, by which the supervisor attributes a connect and applies a per-call grant, and whether the person
+ * approved the call (the helper then carries --network-approved: the supervisor lets this call's processes, and
+ * only them, connect anywhere until the helper ends them with the call).
  */
-export const currentCall = new AsyncLocalStorage<string>();
+export const currentCall = new AsyncLocalStorage<{ label: string; networkApproved: boolean }>();
 
 /** A call label the helper and the supervisor accept. */
 const CALL_LABEL = /^[A-Za-z0-9._:-]{1,128}$/;
@@ -132,8 +134,12 @@ export function createShellOperations(
       }
       const marker = sessions.nextMarker();
       const call = currentCall.getStore();
-      const label = call !== undefined && CALL_LABEL.test(call) ? call : marker;
-      const args = launch.perCall ? ["--call", label, ...launch.args, command] : [...launch.args, command];
+      const labelled = call !== undefined && CALL_LABEL.test(call.label);
+      const label = labelled ? call.label : marker;
+      const approved = labelled && call.networkApproved ? ["--network-approved"] : [];
+      const args = launch.perCall
+        ? ["--call", label, ...approved, ...launch.args, command]
+        : [...launch.args, command];
       const child = spawn(launch.file, args, {
         cwd,
         detached: true,

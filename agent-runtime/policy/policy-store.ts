@@ -162,6 +162,8 @@ export async function setPolicy(options: {
   try {
     const handle = await open(temp, "wx", 0o644);
     try {
+      // Whatever the umask (a launcher's `umask 077`): Pi's gate, another uid, reads this file.
+      await handle.chmod(0o644);
       await handle.writeFile(`${options.policy}\n`);
       await handle.sync();
     } finally {

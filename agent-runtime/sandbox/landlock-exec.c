@@ -12,9 +12,11 @@
  *       applies the limits, the domain and the filter in it, ends every tool process with it, and performs or
  *       refuses the tools' connects.
  *
- *   landlock-exec --call LABEL [--close-fds] [--nest] -- /absolute/program [ARG]...
+ *   landlock-exec --call LABEL [--network-approved] [--close-fds] [--nest] -- /absolute/program [ARG]...
  *       one tool call (sandbox-call.c): the call's shell in a nested, scoped domain, under a subreaper that
- *       ends whatever the call leaves.
+ *       ends whatever the call leaves. --network-approved (right after the label) tells the supervisor, which
+ *       reads it back from this helper's command line, that the person approved this call: its processes may
+ *       connect anywhere while it runs (not in lockdown).
  *
  *   landlock-exec [RULES] [--close-fds] [--nest] -- /absolute/program [ARG]...
  *       applies the rules to itself and execs the program in the domain (no supervisor).
@@ -48,7 +50,7 @@ static int usage(const char *problem) {
           "usage: landlock-exec --probe\n"
           "       landlock-exec --supervise --control-fd N [--channel-fd N] [--hold] [--nproc N] [--oom-score-adj N]\n"
           "                     [--egress none|no-inet|notify] [--mode M] [--setenv K=V]... [--grace-ms N] [RULES] -- PROGRAM...\n"
-          "       landlock-exec --call LABEL [--close-fds] [--nest] -- PROGRAM...\n"
+          "       landlock-exec --call LABEL [--network-approved] [--close-fds] [--nest] -- PROGRAM...\n"
           "       landlock-exec [RULES] [--close-fds] [--nest] -- PROGRAM...\n"
           "RULES: [--ro P]... [--rw P]... [--dev P]... [--scope-signal] [--scope-abstract-unix] [--net-tcp] [--require-abi N]\n");
   return 125;
@@ -77,7 +79,7 @@ int main(int argc, char **argv) {
   static struct rule rules[MAX_RULES];
   static struct supervise_options sup;
   struct landlock_request *ll = &sup.landlock;
-  int rule_count = 0, close_fds = 0, nest = 0, supervise = 0, net_tcp = 0;
+  int rule_count = 0, close_fds = 0, nest = 0, supervise = 0, net_tcp = 0, network_approved = 0;
   const char *call_label = NULL;
   int i = 1;
   if (argc == 2 && strcmp(argv[1], "--probe") == 0) return probe();
@@ -120,6 +122,10 @@ int main(int argc, char **argv) {
       if (!value || value[0] == '\0' || strlen(value) > 128) return usage("--call takes a label (1-128 characters)");
       call_label = value;
       i++;
+    } else if (strcmp(arg, "--network-approved") == 0) {
+      /* Read by the supervisor from the command line, right after the label; the helper itself does nothing. */
+      if (!call_label || i != 3) return usage("--network-approved goes right after --call LABEL");
+      network_approved = 1;
     } else if (strcmp(arg, "--supervise") == 0) {
       supervise = 1;
     } else if (strcmp(arg, "--control-fd") == 0 || strcmp(arg, "--channel-fd") == 0) {
@@ -172,7 +178,8 @@ int main(int argc, char **argv) {
   int wants_ruleset = rule_count > 0 || ll->scope_signal || ll->scope_abstract || ll->require_abi > 0 || net_tcp;
 
   if (supervise) {
-    if (call_label || nest || close_fds) return usage("--supervise takes no --call, --nest or --close-fds");
+    if (call_label || nest || close_fds || network_approved)
+      return usage("--supervise takes no --call, --network-approved, --nest or --close-fds");
     if (sup.control_fd < 0) return usage("--supervise needs --control-fd");
     if (sup.hold && sup.channel_fd < 0) return usage("--hold needs --channel-fd (the first bytes Pi sends release it)");
     sup.landlock_wanted = wants_ruleset;

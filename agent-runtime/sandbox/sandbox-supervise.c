@@ -312,8 +312,14 @@ static int is_datagram(pid_t pid, long long inode) {
   return inode_in_tables(pid, inode, tables, 9, NULL) != 0;
 }
 
-/* The label of the call `pid` belongs to: walk up to the executor's direct child, which must be a call helper. */
-static const char *call_of(pid_t pid, char *label, size_t size) {
+/*
+ * The label of the call `pid` belongs to: walk up to the executor's direct child, which must be a call helper.
+ * `approved` is set when that helper carries --network-approved right after its label: the executor, which alone
+ * starts its direct children, says so only for a call the gate confirmed and the person approved. No tool can
+ * change that command line: the helper is outside the call's nested domain (no ptrace, no /proc/<pid>/mem).
+ */
+static const char *call_of(pid_t pid, char *label, size_t size, int *approved) {
+  *approved = 0;
   pid_t current = pid;
   for (int depth = 0; depth < 64; depth++) {
     pid_t parent = parent_of(current);
@@ -337,6 +343,8 @@ static const char *call_of(pid_t pid, char *label, size_t size) {
   const char *arg2 = arg1 + strlen(arg1) + 1;
   if (arg2 >= cmdline + length || !label_ok(arg2)) return NULL;
   snprintf(label, size, "%s", arg2);
+  const char *arg3 = arg2 + strlen(arg2) + 1;
+  *approved = arg3 < cmdline + length && strcmp(arg3, "--network-approved") == 0;
   return label;
 }
 
@@ -395,8 +403,10 @@ static void connect_inet(const struct seccomp_notif *req, const struct sockaddr_
   char address[INET6_ADDRSTRLEN] = "", label_buf[MAX_LABEL + 1];
   int port = 0;
   int loopback = is_loopback(sa, address, &port);
-  const char *call = call_of(pid, label_buf, sizeof(label_buf));
-  int approved = granted(call);
+  int person = 0;
+  const char *call = call_of(pid, label_buf, sizeof(label_buf), &person);
+  /* The bridge's grant, or the person's approval of this very call (which lockdown overrides: nothing leaves). */
+  int approved = granted(call) || (person && S.mode != MODE_LOCKDOWN);
   if (!loopback && S.mode != MODE_OPEN && !approved) {
     respond(req->id, EACCES, 0, 0);
     connect_event(pid, call, sa->ss_family, address, port, "refused", EACCES);
@@ -566,8 +576,9 @@ static void on_connect(const struct seccomp_notif *req) {
 static void on_datagram_socket(const struct seccomp_notif *req) {
   pid_t pid = (pid_t)req->pid;
   char label_buf[MAX_LABEL + 1], label[MAX_LABEL + 3];
-  const char *call = call_of(pid, label_buf, sizeof(label_buf));
-  int allowed = S.mode == MODE_OPEN || granted(call);
+  int person = 0;
+  const char *call = call_of(pid, label_buf, sizeof(label_buf), &person);
+  int allowed = S.mode == MODE_OPEN || granted(call) || (person && S.mode != MODE_LOCKDOWN);
   if (allowed) {
     S.datagrams_allowed = 1;
     respond(req->id, 0, 0, SECCOMP_USER_NOTIF_FLAG_CONTINUE);

@@ -24,6 +24,7 @@ import {
 import { readBounded } from "../gate/bounded-read.ts";
 import { SecretFilter } from "../gate/result-filter.ts";
 import type { Logger } from "../log.ts";
+import { personApprovals } from "../person-approvals.ts";
 import { readEffectivePolicy } from "../policy/policy-store.ts";
 import { userBashRefusal } from "../policy/user-bash-rule.ts";
 import { verifyVetted, vettedApprovals } from "../vetted-content.ts";
@@ -131,6 +132,8 @@ export async function registerToolRouting(
     ctx: ExtensionContext,
   ): Promise<AgentToolResult<unknown>> => {
     const vetted = tool === "bash" ? vettedApprovals.take(toolCallId) : [];
+    // The person's yes to exactly this command, taken once: this call (only) runs with the network.
+    const networkApproved = tool === "bash" && personApprovals.take(toolCallId, params.command);
     if (!client) throw new Error(`The tool executor is unavailable (${configError}). Nothing ran.`);
     const cwd = path.resolve(ctx.cwd);
     let sent = params;
@@ -157,6 +160,7 @@ export async function registerToolRouting(
           vetted: [...vetted],
           options: settings.toolOptions(ctx),
           sessionEnv: sessionEnvironment(ctx),
+          ...(networkApproved ? { networkApproved: { toolCallId } } : {}),
         },
         signal,
         (partial) =>

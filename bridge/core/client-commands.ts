@@ -8,6 +8,7 @@ import { type Frame, type FrameSink, failure } from "./frames.ts";
 import type { GrantRelay } from "./grant-relay.ts";
 import type { HeldQueue } from "./held-queue.ts";
 import type { BridgeCommand, Intake } from "./intake.ts";
+import type { NetworkModeRelay } from "./network-mode-relay.ts";
 import type { PiLink } from "./pi-link.ts";
 import type { PolicyRelay } from "./policy-relay.ts";
 import type { Supervisor } from "./supervisor.ts";
@@ -21,6 +22,7 @@ export interface ClientCommandsOptions {
   policy: PolicyRelay;
   dialogs: DialogRelay;
   grants: GrantRelay;
+  network: NetworkModeRelay;
   /** bridge_status data. */
   status: () => unknown;
   shuttingDown: () => boolean;
@@ -92,6 +94,12 @@ export class ClientCommands {
         return;
       case "set_policy":
         void policy.set(id, command.policy, command.expected).then((r) => ledger.finish(id, r));
+        return;
+      case "get_network_mode":
+        ledger.finish(id, this.options.network.get(id));
+        return;
+      case "set_network_mode":
+        void this.options.network.set(id, command.mode).then((r) => ledger.finish(id, r));
         return;
     }
   }

@@ -10,7 +10,16 @@ export const DIALOG_ANSWER = "extension_ui_response";
 /** The commands the bridge answers itself. */
 export type BridgeCommand = Extract<
   ClientFrame,
-  { type: "get_policy" | "bridge_status" | "set_policy" | "list_grants" | "revoke_grant" }
+  {
+    type:
+      | "get_policy"
+      | "bridge_status"
+      | "set_policy"
+      | "list_grants"
+      | "revoke_grant"
+      | "set_network_mode"
+      | "get_network_mode";
+  }
 >;
 
 export type Intake =
