@@ -14,7 +14,15 @@ import { BridgeClient, type BridgeFrame } from "../../bridge/client.ts";
 import { fixture, startNetworkBridge, TEST_TOKEN, waitUntil } from "../support/bridge.ts";
 import { bridgeScript } from "../support/bridge-script.ts";
 
-const gate = path.resolve(import.meta.dirname, "..", "..", "build", "opt", "chat-ui-agent", "approval-gate.mjs");
+const gate = path.resolve(
+  import.meta.dirname,
+  "..",
+  "..",
+  "build",
+  "opt",
+  "chat-ui-agent",
+  "approval-gate.mjs",
+);
 
 async function start(t: TestContext, options: { gate?: string; env?: NodeJS.ProcessEnv } = {}) {
   const bridge = await startNetworkBridge(t, {
@@ -48,7 +56,8 @@ async function run(
   const from = s.frames.length;
   const answered = new Set<string>();
   const onFrame = (frame: BridgeFrame) => {
-    if (frame.type !== "extension_ui_request" || !["select", "confirm"].includes(String(frame.method))) return;
+    if (frame.type !== "extension_ui_request" || !["select", "confirm"].includes(String(frame.method)))
+      return;
     const id = String(frame.id);
     const decision = answer(frame);
     if (!decision || answered.has(id)) return;
@@ -144,7 +153,9 @@ test("a forged grant request makes nothing unless the person chose the session f
     const result = await run(s, `echo ${choice.length}`, choose(choice));
     assert.equal(result.dialogs.length, 1);
     await s.bridge.waitForLog(
-      (l) => l.msg === "a grant request without the person's answer for the session was refused" && l.dialogId === result.dialogs[0]?.id,
+      (l) =>
+        l.msg === "a grant request without the person's answer for the session was refused" &&
+        l.dialogId === result.dialogs[0]?.id,
     );
   }
   assert.deepEqual(await listGrants(s), [], "Allow once and Deny make no grant");
@@ -153,9 +164,14 @@ test("a forged grant request makes nothing unless the person chose the session f
   await waitForFrame(s, (f) => f.type === "grants_changed", 0, "grants_changed");
   const grants = await listGrants(s);
   assert.deepEqual(
-    grants.map((g) => g.dialogId),
-    [session.dialogs[0]?.id],
-    "only the answered dialog's request counts; the unknown dialog id made nothing",
+    grants.map((g) => [g.dialogId, g.key]),
+    [[session.dialogs[0]?.id, 'forged:{"command":"echo session"}']],
+    "only the answered dialog's first request counts; the unknown dialog id made nothing",
+  );
+  await s.bridge.waitForLog(
+    (l) =>
+      l.msg === "a second grant request for one session answer was refused" &&
+      l.dialogId === session.dialogs[0]?.id,
   );
 });
 
@@ -171,7 +187,10 @@ test("the operator's approval timeout: dialog_closed timed_out, the model told n
   assert.equal(unanswered.end?.isError, true);
   assert.match(unanswered.text, /did not answer the approval dialog within 1\.2 seconds/);
   const told = s.bridge.model?.requests.map((r) => lastToolResult(r.body) ?? "") ?? [];
-  assert.ok(told.some((text) => /not a refusal/.test(text)), "the model was told nobody answered");
+  assert.ok(
+    told.some((text) => /not a refusal/.test(text)),
+    "the model was told nobody answered",
+  );
   // Asking again (the model calls again, or the person prompts again) offers a fresh dialog.
   const again = await run(s, command, choose(APPROVAL_CHOICES.once));
   assert.equal(again.dialogs.length, 1);
