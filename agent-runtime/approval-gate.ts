@@ -13,7 +13,6 @@ import type {
   ToolCallEventResult,
   ToolResultEvent,
 } from "@earendil-works/pi-coding-agent";
-import { approvalTimeout, describeTimeout } from "./gate/approval-timeout.ts";
 import { type CommandShape, commandShape } from "./gate/command-shape.ts";
 import { confirmPrompt } from "./gate/confirm-prompt.ts";
 import { decide, warmUp } from "./gate/decide.ts";
@@ -31,6 +30,7 @@ import { filterGrepContent, filterGrepText } from "./gate/search-result-filter.t
 import { grantApplies, lookUpCommandGrant } from "./gate/session-grants.ts";
 import { loadBashParser } from "./gate/shell-parser.ts";
 import { createLogger } from "./log.ts";
+import { approvalTimeout, describeTimeout } from "./policy/approval-timeout.ts";
 import { egressGuardState } from "./policy/egress-guard.ts";
 import { APPROVAL_CHOICES, GRANT_REQUEST_STATUS_KEY, type GrantRequest } from "./policy/grants.ts";
 import { type PolicyMode, readEffectivePolicy } from "./policy/policy-store.ts";

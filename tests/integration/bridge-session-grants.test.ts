@@ -11,8 +11,9 @@ import { type TestContext, test } from "node:test";
 import { lastToolResult } from "../../agent-runtime/dev/scripted-model.ts";
 import { APPROVAL_CHOICES, type Grant } from "../../agent-runtime/policy/grants.ts";
 import { BridgeClient, type BridgeFrame } from "../../bridge/client.ts";
-import { fixture, startNetworkBridge, TEST_TOKEN, waitUntil } from "../support/bridge.ts";
+import { fixture, spawnBridge, startNetworkBridge, TEST_TOKEN, waitUntil } from "../support/bridge.ts";
 import { bridgeScript } from "../support/bridge-script.ts";
+import { tempDir } from "../support/workspace.ts";
 
 const gate = path.resolve(
   import.meta.dirname,
@@ -197,4 +198,27 @@ test("the operator's approval timeout: dialog_closed timed_out, the model told n
   assert.notEqual(again.dialogs[0]?.id, unanswered.dialogs[0]?.id);
   assert.equal(again.end?.isError, false, again.text);
   assert.equal(await readFile(path.join(s.bridge.cwd, "late.txt"), "utf8"), "late\n");
+});
+
+test("an invalid approval timeout refuses the bridge's start (exit 2, one sentence naming the variable)", async (t) => {
+  for (const value of ["0", "ten", "1441"]) {
+    const bridge = spawnBridge(t, {
+      args: [
+        "--listen",
+        "127.0.0.1:0",
+        "--cwd",
+        await tempDir(t, "grants-ws-"),
+        "--gate",
+        fixture("fake-pi-gate.mjs"),
+      ],
+      env: { CHAT_UI_AGENT_BRIDGE_TOKEN: TEST_TOKEN, CHAT_UI_AGENT_APPROVAL_TIMEOUT_MINUTES: value },
+    });
+    const { code } = await bridge.exited;
+    assert.equal(code, 2, bridge.stderr());
+    assert.match(
+      bridge.stderr().split("\n")[0] ?? "",
+      /CHAT_UI_AGENT_APPROVAL_TIMEOUT_MINUTES must be minutes/,
+    );
+    assert.ok(!bridge.logs.some((l) => l.msg === "Pi started"));
+  }
 });

@@ -5,7 +5,6 @@ import { randomUUID } from "node:crypto";
 import { writeFile } from "node:fs/promises";
 import path from "node:path";
 import { test } from "node:test";
-import { approvalTimeout } from "../../agent-runtime/gate/approval-timeout.ts";
 import { commandShape, MAX_SHAPED_COMMAND } from "../../agent-runtime/gate/command-shape.ts";
 import { decide } from "../../agent-runtime/gate/decide.ts";
 import { watchDialogIds, withDialogId } from "../../agent-runtime/gate/dialog-id.ts";
@@ -18,6 +17,7 @@ import {
   lookUpCommandGrant,
 } from "../../agent-runtime/gate/session-grants.ts";
 import { loadBashParser } from "../../agent-runtime/gate/shell-parser.ts";
+import { approvalTimeout } from "../../agent-runtime/policy/approval-timeout.ts";
 import { GRANTS_PATH_ENV, type GrantsFile } from "../../agent-runtime/policy/grants.ts";
 import { tempDir } from "../support/workspace.ts";
 
