@@ -192,7 +192,9 @@ async function gateToolCall(
     const sessionId = shape ? piSessionId(ctx) : undefined;
     const lookup = shape && sessionId ? lookUpCommandGrant(process.env, shape.key, sessionId) : undefined;
     grantProblem = lookup?.grant === undefined ? lookup?.problem : undefined;
-    if (lookup?.grant) {
+    if (lookup?.grant && ctx.signal?.aborted) {
+      answer = "aborted";
+    } else if (lookup?.grant) {
       answer = "granted";
       grantId = lookup.grant.id;
     } else {
