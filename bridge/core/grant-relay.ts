@@ -23,8 +23,11 @@ export interface GrantRelayOptions {
   takenChoice: (dialogId: string) => string | undefined;
 }
 
-/** Dialogs whose session answer already made a grant (remembered as long as the dialog relay's answers). */
-const USED_DIALOGS = 64;
+/**
+ * Dialogs whose session answer already made a grant: remembered longer than the dialog relay remembers answers
+ * (64), so an answer is forgotten there before it is forgotten here.
+ */
+const USED_DIALOGS = 1024;
 
 export class GrantRelay {
   private readonly options: GrantRelayOptions;
