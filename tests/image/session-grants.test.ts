@@ -1,6 +1,6 @@
-// Session grants in the real image, in each launch mode (root as sbx-server starts it, with the tools as `agent`;
-// and `--user 1000`): Pi, under another uid than the bridge in the root launch, reads the grants file the bridge
-// writes. "Allow for this session" makes one grant; the same command then runs without a dialog; `git push` is
+// Session grants in the real image, in each launch mode (root with a token file; the image's default user as
+// sbx-server starts it, token in the environment; `--user 1000`): Pi, under another uid than the bridge in the
+// root launches, reads the grants file the bridge writes. "Allow for this session" makes one grant; the same command then runs without a dialog; `git push` is
 // asked yes/no and never granted; revoked, the command asks again.
 import assert from "node:assert/strict";
 import { randomBytes } from "node:crypto";
@@ -47,7 +47,24 @@ before(
   { timeout: 40 * 60_000 },
 );
 
-async function start(t: TestContext, user: string | undefined) {
+interface Mode {
+  name: string;
+  /** docker run --user (undefined: the image's default user, root). */
+  user: string | undefined;
+  token: "file" | "env";
+}
+
+const MODES: Mode[] = [
+  { name: "root, --agent-user agent, token in a --token-file", user: "root", token: "file" },
+  {
+    name: "the image's default user, started as sbx-server would (token in the environment)",
+    user: undefined,
+    token: "env",
+  },
+  { name: "--user 1000 (one uid)", user: "1000", token: "env" },
+];
+
+async function start(t: TestContext, mode: Mode) {
   const model = await startScriptedModel({ script });
   const seed = mkdtempSync(path.join(tmpdir(), "session-grants-seed-"));
   await writeScriptedAgentDir(model.baseUrl, seed);
@@ -58,13 +75,18 @@ async function start(t: TestContext, user: string | undefined) {
   const bridge = [
     "node /opt/chat-ui-agent/bridge.mjs",
     `--listen 127.0.0.1:${port} --cwd /workspace --agent-user agent`,
+    mode.token === "file" ? "--token-file /run/bridge-token" : "",
     "--provider scripted --model scripted-model",
   ].join(" ");
-  // What sbx-server does: start the bridge with the token in its environment only.
+  // What sbx-server does: start the bridge with the token in its environment only (or in a private file).
+  const launcher =
+    mode.token === "file"
+      ? `umask 077; read -r T; printf %s "$T" > /run/bridge-token; exec ${bridge}`
+      : `read -r T; CHAT_UI_AGENT_BRIDGE_TOKEN="$T" exec ${bridge}`;
   const container = await docker.createContainer({
     Image: IMAGE,
-    User: user ?? "root",
-    Cmd: ["sh", "-c", `read -r T; CHAT_UI_AGENT_BRIDGE_TOKEN="$T" exec ${bridge}`],
+    ...(mode.user ? { User: mode.user } : {}),
+    Cmd: ["sh", "-c", launcher],
     Env: ["PI_CODING_AGENT_DIR=/pi-seed", "PI_OFFLINE=1", "AGENT_POLICY=ask"],
     OpenStdin: true,
     StdinOnce: false,
@@ -120,9 +142,9 @@ const dialogsIn = (frames: Frame[]) => frames.filter(isApprovalDialog);
 const choose = (value: string) => () => ({ value });
 
 describe("session grants in the image", { timeout: 20 * 60_000 }, () => {
-  for (const user of [undefined, "1000"]) {
-    it(`${user ? "--user 1000" : "root (tools as agent)"}: granted, reused unasked, never for git push, revoked asks again`, async (t) => {
-      const r = await start(t, user);
+  for (const mode of MODES) {
+    it(`${mode.name}: granted, reused unasked, never for git push, revoked asks again`, async (t) => {
+      const r = await start(t, mode);
       const command = "echo g >> /workspace/granted.txt";
       const first = await r.turn(command, choose(APPROVAL_CHOICES.session));
       assert.deepEqual(
