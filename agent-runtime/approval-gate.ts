@@ -1,6 +1,9 @@
 // The approval gate, a Pi extension (bundled to /opt/chat-ui-agent/approval-gate.mjs). Before every tool call
-// it rereads the policy file, decides allow/confirm/block, and asks the person through ctx.ui.confirm.
-// Only an explicit yes allows a gated call; no, cancel, abort, no UI or any error blocks it. A path tool's
+// it rereads the policy file, decides allow/confirm/block, and asks the person: a `select` of "Allow once / Allow
+// for this session / Deny" when a session grant may cover the call (session-grants.ts), a yes/no `confirm` for a
+// boundary action. Only an explicit allow runs a gated call; no, cancel, abort, a timeout, no UI or any error
+// blocks it. A session answer asks the bridge for a grant of the command's shape; a grant the bridge wrote for
+// this Pi session lets the same shape run unasked, as long as the call is still grantable. A path tool's
 // input.path is rewritten to the absolute path decided on; a grep result loses lines from credential files.
 import path from "node:path";
 import type {
@@ -10,9 +13,11 @@ import type {
   ToolCallEventResult,
   ToolResultEvent,
 } from "@earendil-works/pi-coding-agent";
+import { type CommandShape, commandShape } from "./gate/command-shape.ts";
 import { confirmPrompt } from "./gate/confirm-prompt.ts";
 import { decide, warmUp } from "./gate/decide.ts";
 import { ruleSentence } from "./gate/decision-table.ts";
+import { watchDialogIds, withDialogId } from "./gate/dialog-id.ts";
 import { redactForLog } from "./gate/log-redact.ts";
 import { ownDir, pathContextFromEnv } from "./gate/path-context.ts";
 import { loadPiPaths } from "./gate/pi-paths.ts";
@@ -22,10 +27,13 @@ import {
   searchExcludeProblem,
 } from "./gate/search-excludes.ts";
 import { filterGrepContent, filterGrepText } from "./gate/search-result-filter.ts";
+import { grantApplies, lookUpCommandGrant } from "./gate/session-grants.ts";
 import { loadBashParser } from "./gate/shell-parser.ts";
 import { createLogger } from "./log.ts";
 import { networkGrantFor, personApprovals } from "./person-approvals.ts";
+import { approvalTimeout, describeTimeout } from "./policy/approval-timeout.ts";
 import { egressGuardState } from "./policy/egress-guard.ts";
+import { APPROVAL_CHOICES, GRANT_REQUEST_STATUS_KEY, type GrantRequest } from "./policy/grants.ts";
 import { type PolicyMode, readEffectivePolicy } from "./policy/policy-store.ts";
 import { registerToolRouting } from "./tools/router.ts";
 import { pathTool } from "./tools/tool-table.ts";
@@ -38,7 +46,18 @@ interface ToolResultChange {
   isError?: boolean;
 }
 
-type Answer = "yes" | "no" | "no-ui" | "aborted" | "error" | "not-asked";
+/** "session": allowed, and a grant asked for; "granted": a session grant let it run unasked. */
+type Answer =
+  | "yes"
+  | "session"
+  | "granted"
+  | "no"
+  | "timed-out"
+  | "no-ui"
+  | "aborted"
+  | "error"
+  | "not-asked";
+const ALLOWING: ReadonlySet<Answer> = new Set(["yes", "session", "granted"]);
 
 /** Grep calls the person explicitly allowed to read credential files: their results are not filtered (once). */
 class ApprovedSecretSearches {
@@ -62,6 +81,10 @@ interface GateState {
   search: SearchExcludeState;
   approvedSearches: ApprovedSecretSearches;
   log: ReturnType<typeof createLogger>;
+  /** The gate can learn Pi's dialog ids (dialog-id.ts): without them no dialog offers a session grant. */
+  dialogIds: boolean;
+  /** The operator's approval timeout (approval-timeout.ts); undefined: dialogs wait for an answer. */
+  timeoutMs: number | undefined;
 }
 
 export default async function approvalGate(pi: ExtensionAPI): Promise<void> {
@@ -73,12 +96,18 @@ export default async function approvalGate(pi: ExtensionAPI): Promise<void> {
   // The gate's own files are protected wherever the bundle is installed (the image: /opt/chat-ui-agent),
   // and so is a generated exclude config.
   const gateDirs = [bundleDir, ...(search.path ? [path.dirname(search.path)] : [])];
+  const timeout = approvalTimeout(process.env);
+  if (timeout.problem) log.error({ approvalTimeout: timeout.problem }, "approval timeout setting ignored");
+  const dialogIds = watchDialogIds();
+  if (!dialogIds) log.error({}, "Pi's dialog ids cannot be learned: no dialog offers a session grant");
   const state: GateState = {
     turnIds: new Map(),
     gateDirs,
     search,
     approvedSearches: new ApprovedSecretSearches(),
     log,
+    dialogIds,
+    timeoutMs: timeout.ms,
   };
   // Start loading the parser and Pi's path functions now so the first call does not pay for them; a failure
   // surfaces per call (as a block).
@@ -157,9 +186,28 @@ async function gateToolCall(
 
   let answer: Answer = "not-asked";
   let allowed = decision.decision === "allow";
+  let grantId: string | undefined;
+  let dialogId: string | undefined;
+  let grantProblem: string | undefined;
   if (decision.decision === "confirm") {
-    answer = await ask(event, shownInput, ctx, decision, context);
-    allowed = answer === "yes";
+    // A grantable call has a shape; a grant of it (this Pi session, read now) runs it without a dialog.
+    const shape = grantShape(event, decision, effective.policy, parser, context.cwd);
+    const sessionId = shape ? piSessionId(ctx) : undefined;
+    const lookup = shape && sessionId ? lookUpCommandGrant(process.env, shape.key, sessionId) : undefined;
+    grantProblem = lookup?.grant === undefined ? lookup?.problem : undefined;
+    if (lookup?.grant && ctx.signal?.aborted) {
+      answer = "aborted";
+    } else if (lookup?.grant) {
+      answer = "granted";
+      grantId = lookup.grant.id;
+    } else {
+      const offer = shape && sessionId && state.dialogIds ? shape : undefined;
+      const asked = await ask(event, shownInput, ctx, decision, context, offer, state.timeoutMs);
+      answer = asked.answer;
+      dialogId = asked.dialogId;
+      if (answer === "session" && offer && dialogId) requestGrant(ctx, offer, dialogId);
+    }
+    allowed = ALLOWING.has(answer);
   }
   const approvedSearch = allowed && event.toolName === "grep" && decision.kinds.includes("reads-secret");
   const records = allowed && (approvedSearch || (decision.scripts?.length ?? 0) > 0);
@@ -218,34 +266,98 @@ async function gateToolCall(
       answer,
       // The person's yes gives this call the network (person-approvals.ts NETWORK_GRANT).
       ...(personApproved ? { networkGrant: true } : {}),
+      ...(grantId ? { grant: grantId } : {}),
+      ...(dialogId ? { dialogId } : {}),
+      ...(answer === "session" ? { grantRequested: dialogId !== undefined } : {}),
+      ...(grantProblem ? { grantsFileProblem: grantProblem } : {}),
     },
     "tool call decision",
   );
   if (allowed) return {};
-  return { block: true, reason: blockReason(decision, answer, effective.policy, effective.source) };
+  return {
+    block: true,
+    reason: blockReason(decision, answer, effective.policy, effective.source, state.timeoutMs),
+  };
 }
 
+/** The shape a session grant would cover, when this call may be covered by one at all. */
+function grantShape(
+  event: ToolCallEvent,
+  decision: ReturnType<typeof decide>,
+  policy: PolicyMode,
+  parser: Awaited<ReturnType<typeof loadBashParser>> | undefined,
+  cwd: string,
+): CommandShape | undefined {
+  if (event.toolName !== "bash" || !parser || !isRecord(event.input)) return undefined;
+  if (!grantApplies(decision.decision, policy, decision.kinds)) return undefined;
+  const command = event.input.command;
+  return typeof command === "string" ? commandShape(command, parser, cwd, decision.scripts) : undefined;
+}
+
+/** Pi's session id (grants belong to one); undefined when unknown, and then no grant is used or offered. */
+function piSessionId(ctx: ExtensionContext): string | undefined {
+  try {
+    const id = ctx.sessionManager.getSessionId();
+    return typeof id === "string" && id.length > 0 ? id : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+/** Asks the bridge to keep a grant: it does so only if it relayed the person's session answer to `dialogId`. */
+function requestGrant(ctx: ExtensionContext, shape: CommandShape, dialogId: string): void {
+  const request: GrantRequest = { kind: "command", key: shape.key, label: shape.label, dialogId };
+  ctx.ui.setStatus(GRANT_REQUEST_STATUS_KEY, JSON.stringify(request));
+}
+
+const SESSION_NOTE =
+  "Allow for this session: this exact command (the same words, from the same directory, running the same script bytes) runs without asking until the grant is revoked or the session ends. Anything else still asks.";
+
+/**
+ * Asks the person: a select of APPROVAL_CHOICES when `offer` (a session grant may cover the call), else a yes/no
+ * confirm. With the operator's timeout Pi resolves an unanswered dialog with its default (no choice, false):
+ * denied, and reported as "timed-out" (the gate's own timer, started first, says the time ran out).
+ */
 async function ask(
   event: ToolCallEvent,
   shownInput: unknown,
   ctx: ExtensionContext,
   decision: ReturnType<typeof decide>,
   context: ReturnType<typeof pathContextFromEnv>,
-): Promise<Answer> {
-  if (!ctx.hasUI) return "no-ui";
-  if (ctx.signal?.aborted) return "aborted";
+  offer: CommandShape | undefined,
+  timeoutMs: number | undefined,
+): Promise<{ answer: Answer; dialogId?: string }> {
+  if (!ctx.hasUI) return { answer: "no-ui" };
+  if (ctx.signal?.aborted) return { answer: "aborted" };
   const prompt = confirmPrompt(event.toolName, shownInput, decision, context);
+  const options = {
+    ...(ctx.signal ? { signal: ctx.signal } : {}),
+    ...(timeoutMs !== undefined ? { timeout: timeoutMs } : {}),
+  };
+  let expired = false;
+  const timer = timeoutMs !== undefined ? setTimeout(() => (expired = true), timeoutMs) : undefined;
+  const denied = (): Answer => (ctx.signal?.aborted ? "aborted" : expired ? "timed-out" : "no");
   try {
-    // No timeout option: a dialog must never resolve on its own. The signal only dismisses it (→ false).
-    const confirmed = await ctx.ui.confirm(
-      prompt.title,
-      prompt.message,
-      ctx.signal ? { signal: ctx.signal } : undefined,
-    );
-    if (confirmed === true) return ctx.signal?.aborted ? "aborted" : "yes";
-    return ctx.signal?.aborted ? "aborted" : "no";
+    if (offer) {
+      const choices = [APPROVAL_CHOICES.once, APPROVAL_CHOICES.session, APPROVAL_CHOICES.deny];
+      // Pi's select has a title only: the whole prompt goes there.
+      const opened = withDialogId(() =>
+        ctx.ui.select(`${prompt.title}\n\n${prompt.message}\n\n${SESSION_NOTE}`, choices, options),
+      );
+      const chosen = await opened.value;
+      const ids = opened.dialogId ? { dialogId: opened.dialogId } : {};
+      if (ctx.signal?.aborted) return { answer: "aborted", ...ids };
+      if (chosen === APPROVAL_CHOICES.once) return { answer: "yes", ...ids };
+      if (chosen === APPROVAL_CHOICES.session) return { answer: "session", ...ids };
+      return { answer: chosen === undefined ? denied() : "no", ...ids };
+    }
+    const confirmed = await ctx.ui.confirm(prompt.title, prompt.message, options);
+    if (confirmed === true) return { answer: ctx.signal?.aborted ? "aborted" : "yes" };
+    return { answer: denied() };
   } catch {
-    return "error";
+    return { answer: "error" };
+  } finally {
+    clearTimeout(timer);
   }
 }
 
@@ -254,13 +366,17 @@ function blockReason(
   answer: Answer,
   policy: string,
   source: string,
+  timeoutMs: number | undefined,
 ): string {
   const rule = decision.deciding ? `${ruleSentence(policy as PolicyMode, decision.deciding)}. ` : "";
   const why = `${rule}${decision.classes.join(", ")}: ${decision.reasons.join("; ")}`;
   const head = {
     yes: "Blocked by the approval gate",
+    session: "Blocked by the approval gate",
+    granted: "Blocked by the approval gate",
     "not-asked": "Blocked by the approval gate",
     no: "The person declined this tool call",
+    "timed-out": `Not run: the person did not answer the approval dialog within ${describeTimeout(timeoutMs ?? 0)} (the operator's approval timeout). This is not a refusal: nobody answered. You may make the same call again later to ask again, or tell the person it is waiting for their approval`,
     "no-ui": "Blocked by the approval gate: it needs a person's approval and no UI is available to ask",
     aborted: "Blocked by the approval gate: the request was aborted before an answer",
     error: "Blocked by the approval gate: asking for approval failed",

@@ -5,6 +5,7 @@
 import { readFileSync, statSync, unlinkSync, writeSync } from "node:fs";
 import path from "node:path";
 import { findPiInstall, type PiInstall } from "../agent-runtime/pi-install.ts";
+import { approvalTimeout } from "../agent-runtime/policy/approval-timeout.ts";
 import { networkModePathOf } from "../agent-runtime/policy/network-mode-file.ts";
 import { type EndTreeResult, endTree } from "../agent-runtime/process-tree.ts";
 import { versionLine } from "../agent-runtime/version.ts";
@@ -132,6 +133,9 @@ async function start(): Promise<Prestart> {
       process.exit(0);
     }
     const { options } = command;
+    // The operator's approval timeout reaches Pi (the gate) through this environment: a bad value refuses the start.
+    const approval = approvalTimeout(process.env);
+    if (approval.problem) throw new OptionsError(approval.problem);
     const stateDir = path.resolve(options.stateDir);
     // The token must not stay in the initial environment (/proc/<pid>/environ): re-exec without it. This call
     // does not return when it re-executes; the new image finds the token in a private --token-file.

@@ -84,14 +84,15 @@ export function readGrantsFile(file: string): GrantsRead {
     const stat = fstatSync(fd);
     if (!stat.isFile()) return { ok: false, problem: "not a regular file" };
     if (stat.size > MAX_GRANTS_FILE_BYTES) return { ok: false, problem: "oversized" };
-    const buffer = Buffer.alloc(MAX_GRANTS_FILE_BYTES + 1);
+    // Read every call: sized by the file (one byte more shows a file that grew since fstat), never the maximum.
+    const buffer = Buffer.alloc(stat.size + 1);
     let length = 0;
     while (length < buffer.length) {
       const n = readSync(fd, buffer, length, buffer.length - length, null);
       if (n === 0) break;
       length += n;
     }
-    if (length > MAX_GRANTS_FILE_BYTES) return { ok: false, problem: "oversized" };
+    if (length > stat.size) return { ok: false, problem: "changed while read" };
     let json: unknown;
     try {
       json = JSON.parse(buffer.subarray(0, length).toString("utf8"));

@@ -1,10 +1,12 @@
 // The operator's terminal client: a live transcript, y/n (or numbered) answers to approval dialogs,
 // and a few slash commands. Without a TTY it only prints: dialogs stay pending for another client.
+import { randomUUID } from "node:crypto";
 import { createInterface, type Interface } from "node:readline";
 import type { Readable } from "node:stream";
+import { GRANT_ID, type Grant } from "../../agent-runtime/policy/grants.ts";
 import { BridgeClient, type BridgeClientOptions } from "../client.ts";
 import { PolicyName } from "../protocol.ts";
-import { describeDialog, Transcript, type TranscriptWriter } from "./transcript.ts";
+import { describeDialog, describeGrants, Transcript, type TranscriptWriter } from "./transcript.ts";
 
 export interface AttachOptions extends BridgeClientOptions {
   output: TranscriptWriter;
@@ -24,11 +26,11 @@ export interface Attached {
 }
 
 export const HELP =
-  "commands: y/n answer the oldest approval (select: its number), /policy <auto|ask|read-only>, /queue, /abort, /status, /quit; other text is sent as a prompt";
+  "commands: y/n answer the oldest approval (select: its number), /policy <auto|ask|read-only>, /grants, /revoke <grant id|all>, /queue, /abort, /status, /quit; other text is sent as a prompt";
 
 export async function attach(options: AttachOptions): Promise<Attached> {
   const client = new BridgeClient(options);
-  const transcript = new Transcript(options.output);
+  const transcript = new Transcript(options.output, { prompts: options.input !== undefined });
   transcript.attach(client);
   client.on("state", (state, detail) => {
     if (state === "connecting") transcript.line(`connecting to ${options.url}…`);
@@ -38,7 +40,8 @@ export async function attach(options: AttachOptions): Promise<Attached> {
   });
   await client.connect();
   transcript.line(`attached (epoch ${client.bridgeEpoch?.slice(0, 8)}…, seq ${client.lastSeq})`);
-  for (const dialog of client.dialogs.values()) transcript.line(describeDialog(dialog));
+  for (const dialog of client.dialogs.values())
+    transcript.line(describeDialog(dialog, { prompt: options.input !== undefined }));
 
   let rl: Interface | undefined;
   let finish: () => void = () => {};
@@ -91,6 +94,29 @@ export async function attach(options: AttachOptions): Promise<Attached> {
         const response = await client.setPolicy(parsed.data);
         transcript.line(
           response.success ? `policy set to ${parsed.data}` : `! policy not set: ${response.error}`,
+        );
+        return;
+      }
+      case "/grants": {
+        const response = await client.command({ type: "list_grants", id: randomUUID() });
+        if (!response.success) {
+          transcript.line(`! grants not listed: ${response.error}`);
+          return;
+        }
+        const grants = (response.data as { grants?: Grant[] } | undefined)?.grants ?? [];
+        transcript.line(`session grants: ${grants.length}\n${describeGrants(grants)}`);
+        return;
+      }
+      case "/revoke": {
+        const which = rest[0] === "all" ? "all" : GRANT_ID.safeParse(rest[0]).data;
+        if (!which || rest.length !== 1) {
+          transcript.line("usage: /revoke <grant id>|all (see /grants)");
+          return;
+        }
+        const response = await client.command({ type: "revoke_grant", id: randomUUID(), grant: which });
+        const revoked = (response.data as { revoked?: Grant[] } | undefined)?.revoked ?? [];
+        transcript.line(
+          response.success ? `revoked ${revoked.length} grant(s)` : `! not revoked: ${response.error}`,
         );
         return;
       }

@@ -1,5 +1,7 @@
 // Turns a bridge client's events into a readable live transcript for an operator.
 // Pure presentation: it never answers anything itself.
+
+import type { Grant } from "../../agent-runtime/policy/grants.ts";
 import type { BridgeClient, BridgeFrame } from "../client.ts";
 import type { PendingDialog } from "../protocol.ts";
 
@@ -25,8 +27,11 @@ function indent(text: string, prefix: string, maxLines = 12): string {
 }
 
 /** The full dialog as the person must see it: what will run and why it was gated. */
-export function describeDialog(dialog: PendingDialog): string {
-  const lines = [`[approval] ${dialog.title ?? dialog.method}`];
+export function describeDialog(dialog: PendingDialog, options: { prompt?: boolean } = {}): string {
+  // A select carries everything in its title (Pi's select has no message): its first line heads the dialog.
+  const [head, ...rest] = String(dialog.title ?? dialog.method).split("\n");
+  const lines = [`[approval] ${head}`];
+  if (rest.length > 0) lines.push(indent(rest.join("\n").replace(/^\n+/, ""), "  │ ", 60));
   const message = typeof dialog.message === "string" ? dialog.message : undefined;
   if (message) lines.push(indent(message, "  │ ", 40));
   if (dialog.method === "select") {
@@ -34,16 +39,38 @@ export function describeDialog(dialog: PendingDialog): string {
       lines.push(`  ${index + 1}) ${option}`);
     });
   }
+  if (options.prompt) lines.push(dialogPrompt(dialog));
   return lines.join("\n");
+}
+
+/** What to type: `[y/n]` for a confirm, the numbers for a select, text for input. */
+export function dialogPrompt(dialog: PendingDialog): string {
+  if (dialog.method === "confirm") return "allow? [y/n]";
+  if (dialog.method === "select") return `choose [1-${dialog.options?.length ?? 0}]`;
+  return "type your answer";
+}
+
+/** The grants in force, one a line (for /grants and grants_changed). */
+export function describeGrants(grants: readonly Grant[]): string {
+  if (grants.length === 0) return "  (no session grants)";
+  return grants
+    .map(
+      (grant) =>
+        `  ${grant.id}  ${grant.kind}  ${grant.label || grant.key}${grant.by ? `  (by ${grant.by})` : ""}`,
+    )
+    .join("\n");
 }
 
 export class Transcript {
   private streamingText = false;
 
   private readonly out: TranscriptWriter;
+  /** Dialogs end with what to type (an interactive client answers them). */
+  private readonly prompts: boolean;
 
-  constructor(out: TranscriptWriter) {
+  constructor(out: TranscriptWriter, options: { prompts?: boolean } = {}) {
     this.out = out;
+    this.prompts = options.prompts === true;
   }
 
   /** Subscribes to every client event worth showing. Returns an unsubscribe function. */
@@ -124,14 +151,25 @@ export class Transcript {
         return;
       case "extension_ui_request":
         if (["confirm", "select", "input", "editor"].includes(String(frame.method))) {
-          this.line(describeDialog(frame as unknown as PendingDialog));
+          this.line(describeDialog(frame as unknown as PendingDialog, { prompt: this.prompts }));
         } else if (frame.method === "notify") {
           this.line(`[notice] ${String(frame.message)}`);
         }
         return;
       case "dialog_closed":
-        this.line(`[approval] dialog ${String(frame.id).slice(0, 8)} refused (${String(frame.reason)})`);
+        this.line(
+          frame.reason === "timed_out"
+            ? `[approval] dialog ${String(frame.id).slice(0, 8)} timed out: nobody answered, so it was denied (the agent may ask again)`
+            : `[approval] dialog ${String(frame.id).slice(0, 8)} refused (${String(frame.reason)})`,
+        );
         return;
+      case "grants_changed": {
+        const grants = Array.isArray(frame.grants) ? (frame.grants as Grant[]) : [];
+        this.line(
+          `grants ${String(frame.cause).replace("_", " ")}: ${grants.length} in force\n${describeGrants(grants)}`,
+        );
+        return;
+      }
       case "policy_changed": {
         const current = frame.current as { policy?: string; source?: string } | undefined;
         const how =

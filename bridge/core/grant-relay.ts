@@ -23,8 +23,16 @@ export interface GrantRelayOptions {
   takenChoice: (dialogId: string) => string | undefined;
 }
 
+/**
+ * Dialogs whose session answer already made a grant: remembered longer than the dialog relay remembers answers
+ * (64), so an answer is forgotten there before it is forgotten here.
+ */
+const USED_DIALOGS = 1024;
+
 export class GrantRelay {
   private readonly options: GrantRelayOptions;
+  /** One session answer makes one grant: a second request naming the same dialog is refused. */
+  private readonly used = new Set<string>();
 
   constructor(options: GrantRelayOptions) {
     this.options = options;
@@ -85,6 +93,15 @@ export class GrantRelay {
       );
       return true;
     }
+    if (this.used.has(request.data.dialogId)) {
+      this.options.log.warn(
+        { dialogId: request.data.dialogId, kind: request.data.kind },
+        "a second grant request for one session answer was refused",
+      );
+      return true;
+    }
+    this.used.add(request.data.dialogId);
+    if (this.used.size > USED_DIALOGS) this.used.delete(this.used.values().next().value as string);
     const grant = this.options.store.add({ ...request.data, by: this.options.attachedClient() ?? null });
     this.options.log.info(
       { grant: { id: grant.id, kind: grant.kind, key: grant.key }, dialogId: grant.dialogId },

@@ -24,6 +24,7 @@ import {
 import type { Isolation } from "../../bridge/protocol.ts";
 import { ensureEngine } from "../../scripts/docker/ensure-engine.mjs";
 import { ensureTestBase } from "../../scripts/docker/test-base.mjs";
+import { allowOnce, dialogText, isApprovalDialog } from "../support/approval.ts";
 import { type Frame, TestClient } from "../support/bridge.ts";
 import { buildImage, docker, execIn, freePort, imageTag, repoRoot } from "./support/docker.ts";
 
@@ -147,17 +148,15 @@ async function start(t: TestContext, mode: Mode): Promise<Running> {
   void (async () => {
     let from = 0;
     for (;;) {
-      const dialog = await client
-        .waitFor((f) => f.type === "extension_ui_request" && f.method === "confirm", 3_600_000, from)
-        .catch(() => undefined);
+      const dialog = await client.waitFor(isApprovalDialog, 3_600_000, from).catch(() => undefined);
       if (!dialog) return;
       from = client.frames.indexOf(dialog) + 1;
-      if (/attack\.b64|steal\.js/.test(String(dialog.message))) {
+      if (/attack\.b64|steal\.js/.test(dialogText(dialog))) {
         client.send({
           type: "extension_ui_response",
           id: dialog.id,
           commandId: `yes-${++n}`,
-          confirmed: true,
+          ...allowOnce(dialog),
         });
       }
     }
@@ -178,7 +177,7 @@ async function start(t: TestContext, mode: Mode): Promise<Running> {
   const promptUntilDialog = async (prompt: string) => {
     const from = client.frames.length;
     await client.request({ type: "prompt", id: `p-${++n}`, message: prompt }, 30_000);
-    return client.waitFor((f) => f.type === "extension_ui_request" && f.method === "confirm", 60_000, from);
+    return client.waitFor(isApprovalDialog, 60_000, from);
   };
   return { container, client, token, port, bridgePid, status, tool, promptUntilDialog, root, logs };
 }

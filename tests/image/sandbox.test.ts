@@ -26,6 +26,7 @@ import {
 import type { Isolation } from "../../bridge/protocol.ts";
 import { ensureEngine } from "../../scripts/docker/ensure-engine.mjs";
 import { ensureTestBase } from "../../scripts/docker/test-base.mjs";
+import { allowOnce, isApprovalDialog } from "../support/approval.ts";
 import { type Frame, TestClient } from "../support/bridge.ts";
 import { buildImage, docker, execIn, imageTag, repoRoot } from "./support/docker.ts";
 
@@ -296,12 +297,15 @@ async function start(t: TestContext, mode: Mode): Promise<Running> {
   void (async () => {
     let from = 0;
     for (;;) {
-      const dialog = await client
-        .waitFor((f) => f.type === "extension_ui_request" && f.method === "confirm", 3_600_000, from)
-        .catch(() => undefined);
+      const dialog = await client.waitFor(isApprovalDialog, 3_600_000, from).catch(() => undefined);
       if (!dialog) return;
       from = client.frames.indexOf(dialog) + 1;
-      client.send({ type: "extension_ui_response", id: dialog.id, commandId: `yes-${++n}`, confirmed: true });
+      client.send({
+        type: "extension_ui_response",
+        id: dialog.id,
+        commandId: `yes-${++n}`,
+        ...allowOnce(dialog),
+      });
     }
   })();
   const status = async () => {

@@ -53,7 +53,7 @@ async function startGated(
   const dialogs: PiLine[] = [];
   const answers = [...(options.answers ?? [])];
   pi.onLine((line) => {
-    if (line.type !== "extension_ui_request" || line.method !== "confirm") return;
+    if (line.type !== "extension_ui_request" || !["confirm", "select"].includes(String(line.method))) return;
     dialogs.push(line);
     const answer = answers.shift() ?? (() => ({ confirmed: false }));
     void Promise.resolve(answer(line)).then((reply) =>
@@ -77,8 +77,11 @@ const exists = (file: string) =>
     () => true,
     () => false,
   );
-const yes: DialogAnswer = () => ({ confirmed: true });
-const no: DialogAnswer = () => ({ confirmed: false });
+// A grantable call is a select (Allow once / Allow for this session / Deny), a boundary action a confirm.
+const yes: DialogAnswer = (d) => (d.method === "select" ? { value: "Allow once" } : { confirmed: true });
+const no: DialogAnswer = (d) => (d.method === "select" ? { value: "Deny" } : { confirmed: false });
+/** What the person reads: a select carries the whole prompt in its title. */
+const shown = (d: PiLine | undefined) => `${String(d?.title)}\n${String(d?.message ?? "")}`;
 
 function decisionLogs(pi: PiRpcProcess): Array<Record<string, unknown>> {
   return pi.stderr
@@ -153,9 +156,11 @@ test("ask: bash is confirmed (no → nothing runs, yes → runs), ordinary read 
   assert.equal(await readFile(path.join(cwd, "notes.txt"), "utf8"), "edited notes\n");
   // Dialogs: the two bash calls, the .env read, the edit. They show exactly what runs and why.
   assert.equal(dialogs.length, 4);
-  assert.equal(dialogs[0]!.title, "Allow this shell command?");
-  assert.match(String(dialogs[0]!.message), /echo no > ask-no\.txt/);
-  assert.match(String(dialogs[0]!.message), /Why: WRITE/);
+  assert.equal(dialogs[0]!.method, "select");
+  assert.match(String(dialogs[0]!.title), /^Allow this shell command\?\n/);
+  assert.match(shown(dialogs[0]), /echo no > ask-no\.txt/);
+  assert.match(shown(dialogs[0]), /Why: WRITE/);
+  assert.equal(dialogs[2]!.method, "confirm", "a secret read is a boundary: yes/no");
   assert.equal(dialogs[0]!.timeout, undefined, "no dialog timeout that could resolve");
   assert.match(String(dialogs[2]!.message), /SECRET/);
   assert.match(String(dialogs[3]!.title), /Allow editing notes\.txt/);
@@ -291,7 +296,7 @@ test("an invalid policy value (file and env) means ask: the call is confirmed; a
   turns.push(callTool("bash", { command: "echo aborted > aborted.txt" }), say("never reached"));
   const from = pi.lines.length;
   await pi.request({ type: "prompt", message: "again" });
-  await pi.waitFor((l) => l.type === "extension_ui_request" && l.method === "confirm", 30_000, from);
+  await pi.waitFor((l) => l.type === "extension_ui_request" && l.method === "select", 30_000, from);
   assert.equal((await pi.request({ type: "abort" })).success, true);
   await pi.waitFor((l) => l.type === "agent_settled", 30_000, from);
   const abortedEnd = pi.lines.slice(from).find((l) => l.type === "tool_execution_end");

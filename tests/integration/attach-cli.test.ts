@@ -131,10 +131,18 @@ test("attach prints a dialog with one write, so no writer of its own splits it",
   );
 });
 
-test("in a pty the operator sees the gated command and why, answers y, and the tool runs", async (t) => {
+test("in a pty the operator sees the gated command and why, chooses from numbered choices, lists and revokes the grant, and answers a boundary action y/n", async (t) => {
+  const write = callTool("bash", { command: "echo from-operator > op.txt" });
   const bridge = await startNetworkBridge(t, {
     model: {
-      script: [callTool("bash", { command: "echo from-operator > op.txt" }), say("Operator approved it.")],
+      script: [
+        write,
+        say("Operator approved it."),
+        write,
+        say("Ran again unasked."),
+        callTool("bash", { command: "git push origin main" }),
+        say("Push answered."),
+      ],
     },
     gate,
   });
@@ -146,10 +154,37 @@ test("in a pty the operator sees the gated command and why, answers y, and the t
   await terminal.waitFor(/attached \(epoch/);
   terminal.type("please write op.txt\n");
   await operatorSeesDialog(terminal);
-  terminal.type("y\n");
-  await terminal.waitFor(/you answered yes/);
+  await terminal.waitFor(
+    /1\) Allow once\r?\n {2}2\) Allow for this session\r?\n {2}3\) Deny\r?\nchoose \[1-3\]/,
+  );
+  terminal.type("2\n");
+  await terminal.waitFor(/you chose Allow for this session/);
+  await terminal.waitFor(
+    /grants granted: 1 in force\r?\n {2}g-[0-9a-f]{16} {2}command {2}bash: echo from-operator > op\.txt/,
+  );
   await terminal.waitFor(/Operator approved it\./);
+  terminal.type("again\n");
+  await terminal.waitFor(/Ran again unasked\./);
+  assert.equal(
+    (terminal.output().match(/\[approval\]/g) ?? []).length,
+    1,
+    "the grant ran it without a dialog",
+  );
   assert.equal(await readFile(path.join(bridge.cwd, "op.txt"), "utf8"), "from-operator\n");
+  terminal.type("/grants\n");
+  await terminal.waitFor(/session grants: 1\r?\n {2}g-[0-9a-f]{16} {2}command/);
+  terminal.type("/revoke bogus\n");
+  await terminal.waitFor(/usage: \/revoke <grant id>\|all/);
+  terminal.type("/revoke all\n");
+  await terminal.waitFor(/revoked 1 grant\(s\)/);
+  await terminal.waitFor(/grants revoked: 0 in force/);
+  terminal.type("push it\n");
+  await terminal.waitFor(
+    /\[approval\] Allow this shell command\?[\s\S]*git push origin main[\s\S]*allow\? \[y\/n\]/,
+  );
+  terminal.type("n\n");
+  await terminal.waitFor(/you answered no/);
+  await terminal.waitFor(/Push answered\./);
   terminal.type("/status\n");
   await terminal.waitFor(/status: \{/);
   terminal.type("/quit\n");
@@ -165,7 +200,7 @@ test("without a TTY the client prints the pending dialog and answers nothing; it
   // chat-ui prompts, the dialog opens, then chat-ui goes away.
   const driver = await TestClient.connect(bridge.url, { clientId: "chat-ui" });
   driver.client.send({ type: "prompt", id: "p1", message: "write nobody.txt" });
-  await driver.client.waitFor((f) => f.type === "extension_ui_request" && f.method === "confirm");
+  await driver.client.waitFor((f) => f.type === "extension_ui_request" && f.method === "select");
   driver.client.ws.close();
   await driver.client.closed;
 
@@ -173,7 +208,8 @@ test("without a TTY the client prints the pending dialog and answers nothing; it
   await printer.waitFor(/\[approval\][\s\S]*echo nobody > nobody\.txt/);
   printer.kill();
   assert.equal(await printer.exited, 0);
-  assert.doesNotMatch(printer.output(), /you answered/, "its whole output, now that it has exited");
+  assert.doesNotMatch(printer.output(), /you answered|you chose/, "its whole output, now that it has exited");
+  assert.doesNotMatch(printer.output(), /choose \[1-3\]/, "a print-only client offers no prompt");
 
   const checker = await TestClient.connect(bridge.url, { clientId: "checker" });
   checker.client.send({ type: "bridge_status", id: "s1" });
@@ -182,7 +218,7 @@ test("without a TTY the client prints the pending dialog and answers nothing; it
   assert.equal(data.pendingDialogs.length, 1, "nobody answered: the dialog is still pending");
   // Proof that no answer was taken or is on its way to Pi: this one is delivered (a second would not be).
   const dialogId = data.pendingDialogs[0]?.id as string;
-  const declined = await checker.client.answer({ id: dialogId, commandId: "decline-1", confirmed: false });
+  const declined = await checker.client.answer({ id: dialogId, commandId: "decline-1", value: "Deny" });
   assert.equal(declined.success, true, JSON.stringify(declined));
   await checker.client.waitFor((f) => f.type === "agent_settled");
   await assert.rejects(readFile(path.join(bridge.cwd, "nobody.txt")), { code: "ENOENT" });

@@ -31,6 +31,7 @@ import {
 import { SESSION_ENV_NAMES } from "../../agent-runtime/executor/protocol.ts";
 import { TOOL_ENV_ALLOWED } from "../../agent-runtime/executor/tool-env.ts";
 import { Isolation } from "../../bridge/protocol.ts";
+import { allowOnce, isApprovalDialog } from "../support/approval.ts";
 import { type Frame, spawnBridge, TestClient } from "../support/bridge.ts";
 import { landlockAbi } from "../support/executor.ts";
 
@@ -154,12 +155,15 @@ async function launch(
   void (async () => {
     let from = 0;
     for (;;) {
-      const dialog = await client
-        .waitFor((f) => f.type === "extension_ui_request" && f.method === "confirm", 3_600_000, from)
-        .catch(() => undefined);
+      const dialog = await client.waitFor(isApprovalDialog, 3_600_000, from).catch(() => undefined);
       if (!dialog) return;
       from = client.frames.indexOf(dialog) + 1;
-      client.send({ type: "extension_ui_response", id: dialog.id, commandId: `yes-${++n}`, confirmed: true });
+      client.send({
+        type: "extension_ui_response",
+        id: dialog.id,
+        commandId: `yes-${++n}`,
+        ...allowOnce(dialog),
+      });
     }
   })();
   const tool = async (prompt: string) => {

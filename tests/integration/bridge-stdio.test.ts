@@ -48,11 +48,11 @@ test("stdio mode with the real approval gate beside bridge.mjs speaks Pi's RPC: 
   const prompt = await pi.request({ id: "p1", type: "prompt", message: "RUN echo via-stdio > out.txt" });
   assert.equal(prompt.success, true);
   const dialog = await pi.waitFor(
-    (l) => l.type === "extension_ui_request" && l.method === "confirm",
+    (l) => l.type === "extension_ui_request" && l.method === "select",
     20_000,
     from,
   );
-  pi.send({ type: "extension_ui_response", id: dialog.id, confirmed: true });
+  pi.send({ type: "extension_ui_response", id: dialog.id, value: "Allow once" });
   const end = await pi.waitFor((l) => l.type === "tool_execution_end", 20_000, from);
   assert.equal(end.isError, false);
   await pi.waitFor((l) => l.type === "agent_settled", 20_000, from);

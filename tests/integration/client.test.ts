@@ -169,28 +169,33 @@ test("dialogs: answered after a reconnect, verdicts relayed, a second answer is 
   await client.prompt("first");
   await until(() => dialogs.length === 1);
   const first = dialogs[0] as PendingDialog;
-  assert.equal(first.method, "confirm");
-  assert.match(String(first.message), /echo first > first\.txt/);
+  // A grantable call in `ask`: Allow once / Allow for this session / Deny, the whole prompt in the title.
+  assert.equal(first.method, "select");
+  assert.match(String(first.title), /echo first > first\.txt/);
   // Drop while the dialog waits; after resuming it is still pending and answerable.
   client.dropConnection(100);
   await new Promise<void>((resolve) => client.once("resumed", () => resolve()));
   assert.ok(client.dialogs.has(first.id));
-  const verdict = await client.answer(first.id, { kind: "confirm", confirmed: true });
+  const verdict = await client.answer(first.id, { kind: "select", value: "Allow once" });
   assert.equal(verdict.delivered, true);
   await idle;
   assert.equal(await readFile(path.join(bridge.cwd, "first.txt"), "utf8"), "first\n");
 
   // The same dialog answered again (as a stale second tab would): not delivered, nothing else affected.
   client.dialogs.set(first.id, first);
-  const late = await client.answer(first.id, { kind: "confirm", confirmed: true });
+  const late = await client.answer(first.id, { kind: "select", value: "Allow once" });
   assert.equal(late.delivered, false);
 
   idle = settled(client);
   await client.prompt("second");
   await until(() => dialogs.length === 2);
   const second = dialogs[1] as PendingDialog;
-  await assert.rejects(client.answer(second.id, { kind: "select", value: "yes" }), /does not fit/);
-  const declined = await client.answer(second.id, { kind: "confirm", confirmed: false });
+  await assert.rejects(client.answer(second.id, { kind: "confirm", confirmed: true }), /does not fit/);
+  await assert.rejects(
+    client.answer(second.id, { kind: "select", value: "yes" }),
+    /not one of the offered options/,
+  );
+  const declined = await client.answer(second.id, { kind: "select", value: "Deny" });
   assert.equal(declined.delivered, true);
   await idle;
   await assert.rejects(readFile(path.join(bridge.cwd, "second.txt")), { code: "ENOENT" });

@@ -17,6 +17,7 @@ import {
   say,
   startScriptedModel,
 } from "../../agent-runtime/dev/scripted-model.ts";
+import { allowOnce, dialogText, isApprovalDialog } from "../support/approval.ts";
 import { spawnBridge, TestClient } from "../support/bridge.ts";
 
 const isRoot = process.geteuid?.() === 0;
@@ -95,17 +96,15 @@ describe("the secret filter through the bridge and the tool executor", {
     void (async () => {
       let from = 0;
       for (;;) {
-        const dialog = await client
-          .waitFor((f) => f.type === "extension_ui_request" && f.method === "confirm", 3_600_000, from)
-          .catch(() => undefined);
+        const dialog = await client.waitFor(isApprovalDialog, 3_600_000, from).catch(() => undefined);
         if (!dialog) return;
         from = client.frames.indexOf(dialog) + 1;
-        dialogs.push(String(dialog.message));
+        dialogs.push(dialogText(dialog));
         client.send({
           type: "extension_ui_response",
           id: dialog.id,
           commandId: `yes-${++n}`,
-          confirmed: true,
+          ...allowOnce(dialog),
         });
       }
     })();
