@@ -2,7 +2,6 @@
 // plus fault injection with the fake Pi (a client too slow to keep up).
 import assert from "node:assert/strict";
 import { test } from "node:test";
-import { setTimeout as sleep } from "node:timers/promises";
 import {
   alive,
   fixture,
@@ -100,8 +99,10 @@ test("fake Pi floods: a client too slow to keep up is closed 4008 and resumes wi
   const { client, welcome } = await TestClient.connect(bridge.url);
   const socket = (client.ws as unknown as { _socket: { pause(): void; resume(): void } })._socket;
   socket.pause();
+  const tooSlow = (l: Record<string, unknown>) => l.msg === "client too slow: send backlog over the limit";
   client.send({ type: "prompt", id: "flood", message: "FLOOD 20000 1000" });
-  await sleep(1_500);
+  // The client reads nothing until the bridge has found it too slow (its backlog over the limit).
+  await bridge.waitForLog(tooSlow, 30_000);
   socket.resume();
   const close = await client.closed;
   assert.equal(close.code, 4008);
