@@ -16,7 +16,13 @@ import { type CommandRecord, IdempotencyStore } from "./idempotency.ts";
 import { Journal, type JournalLimits, type Writev } from "./journal.ts";
 import type { Durability } from "./protocol.ts";
 import { ReplayRing } from "./replay-ring.ts";
-import { type BridgeIdentity, type OpenedState, retireEpoch } from "./state-dir.ts";
+import {
+  type BridgeIdentity,
+  type OpenedState,
+  retireEpoch,
+  type SessionRecord,
+  saveSession,
+} from "./state-dir.ts";
 import { RecordLog, readBounded, writeFileAtomic } from "./state-files.ts";
 
 /** The command log is compacted once it is this much larger than what it describes. */
@@ -36,6 +42,8 @@ export interface DurableState {
   openDialogs: string[];
   /** Persists the ids of the dialogs open now. */
   saveOpenDialogs(ids: string[]): void;
+  /** Persists Pi's current session (the next bridge resumes it); rewritten at recovery if the disk refused it. */
+  saveSession(record: SessionRecord): void;
   /** What `bridge_status.durability` reports. */
   status(): Pick<Durability, "journal" | "problem">;
   /** Stops retrying and closes the journal (shutdown). */
@@ -87,7 +95,12 @@ export function openDurableState(
   state: OpenedState,
   limits: JournalLimits,
   log: Logger,
-  options: { clock?: Clock; writev?: Writev } = {},
+  options: {
+    clock?: Clock;
+    writev?: Writev;
+    /** Writes session.json (a test injects failures). */
+    writeSession?: (record: SessionRecord) => void;
+  } = {},
 ): DurableState {
   const clock = options.clock ?? systemClock;
   const { paths } = state;
@@ -128,6 +141,9 @@ export function openDurableState(
   let retryTimer: TimerHandle;
   let closed = false;
   let dialogIds: string[] = [];
+  /** The session Pi reported last, once it changed (written again at recovery: a failed write loses nothing). */
+  let session: SessionRecord | undefined;
+  const writeSession = options.writeSession ?? ((record: SessionRecord) => saveSession(paths, record));
 
   const journal = new Journal(paths.journalDir, limits, ring.headSeq, {
     onFailure: (r) => degrade(r),
@@ -164,6 +180,7 @@ export function openDurableState(
       journal.rewrite(ring.held(), ring.headSeq);
       commandLog.rewrite(idempotency.records());
       writeFileAtomic(dialogsFile, JSON.stringify(dialogIds));
+      if (session) writeSession(session);
       writeFileAtomic(identityFile, JSON.stringify(identity));
     } catch (err) {
       retryMs = Math.min(2 * retryMs, RETRY_MAX_MS);
@@ -199,6 +216,15 @@ export function openDurableState(
         writeFileAtomic(dialogsFile, JSON.stringify(ids));
       } catch (err) {
         degrade(`dialog record write failed: ${(err as Error).message}`);
+      }
+    },
+    saveSession(record) {
+      session = record;
+      if (failure) return;
+      try {
+        writeSession(record);
+      } catch (err) {
+        degrade(`session record write failed: ${(err as Error).message}`);
       }
     },
     status: () =>
