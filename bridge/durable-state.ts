@@ -12,6 +12,7 @@ import { closeSync, fsyncSync, openSync, readdirSync, readFileSync, unlinkSync, 
 import path from "node:path";
 import type { Logger } from "../agent-runtime/log.ts";
 import { type Clock, systemClock, type TimerHandle } from "./core/clock.ts";
+import { ensureReserve as ensureDiskReserve } from "./disk-reserve.ts";
 import { type CommandRecord, IdempotencyStore } from "./idempotency.ts";
 import { Journal, type JournalLimits, type Writev } from "./journal.ts";
 import type { Durability } from "./protocol.ts";
@@ -100,6 +101,8 @@ export function openDurableState(
     writev?: Writev;
     /** Writes session.json (a test injects failures). */
     writeSession?: (record: SessionRecord) => void;
+    /** Makes the disk reserve if it is missing (disk-reserve.ts; a test injects failures). */
+    ensureReserve?: () => void;
   } = {},
 ): DurableState {
   const clock = options.clock ?? systemClock;
@@ -144,6 +147,7 @@ export function openDurableState(
   /** The session Pi reported last, once it changed (written again at recovery: a failed write loses nothing). */
   let session: SessionRecord | undefined;
   const writeSession = options.writeSession ?? ((record: SessionRecord) => saveSession(paths, record));
+  const ensureReserve = options.ensureReserve ?? (() => ensureDiskReserve(paths.bridgeDir));
 
   const journal = new Journal(paths.journalDir, limits, ring.headSeq, {
     onFailure: (r) => degrade(r),
@@ -177,6 +181,8 @@ export function openDurableState(
   function retry(): void {
     if (closed || !failure) return;
     try {
+      // Room for the reserve first: without it the disk is about full, and the next start could not write.
+      ensureReserve();
       journal.rewrite(ring.held(), ring.headSeq);
       commandLog.rewrite(idempotency.records());
       writeFileAtomic(dialogsFile, JSON.stringify(dialogIds));
@@ -202,6 +208,13 @@ export function openDurableState(
       degrade(`command record write failed: ${(err as Error).message}`);
     }
   };
+
+  // A disk without room for the reserve (a start that found it full and freed it) is reported from the start.
+  try {
+    ensureReserve();
+  } catch (err) {
+    degrade(`the disk is full: no room for the bridge's reserve (${(err as Error).message})`);
+  }
 
   return {
     epoch,

@@ -8,6 +8,10 @@
 //     pytest would), and health says ok only because it is true (Pi answers).
 //  2. PI_SESSION_FILE (a path into Pi's private tree) is in neither Pi's environment nor the tools' (a tool call
 //     and a person's `!` command).
+//  3. The tools fill the disk the workspace shares with the state dir, and the bridge is started again (after a
+//     crash; chat-ui would restart it): before, it exited at once (ENOSPC writing its token hand-over and lock),
+//     where nobody sees it (sbx-server discards stderr). Now it frees its disk reserve, starts, serves, reports
+//     durability degraded ("the disk is full"), and recovers with the disk (root).
 // The attack commands are data (fixtures/survival-reads-attacks.json) and run only inside the container.
 import assert from "node:assert/strict";
 import { randomBytes } from "node:crypto";
@@ -38,8 +42,8 @@ const WS = "/workspace";
 
 const ATTACKS = JSON.parse(
   readFileSync(path.join(import.meta.dirname, "fixtures", "survival-reads-attacks.json"), "utf8"),
-) as Record<"plantFifos" | "pytestCall" | "showEnv", string>;
-const attack = (name: keyof typeof ATTACKS) => ATTACKS[name].replaceAll("{WS}", WS);
+) as Record<"plantFifos" | "pytestCall" | "showEnv" | "fillDisk" | "afterRestart" | "remedyFreeDisk", string>;
+const attack = (name: keyof typeof ATTACKS, ws = WS) => ATTACKS[name].replaceAll("{WS}", ws);
 
 function script(request: RecordedRequest) {
   if (lastToolResult(request.body) !== undefined) return say("done");
@@ -88,6 +92,8 @@ async function until<T>(
 
 interface Running {
   client: TestClient;
+  /** Another connection of the person's client (after a restart of the bridge). */
+  connect: () => Promise<TestClient>;
   container: Docker.Container;
   port: number;
   logs: () => Promise<string>;
@@ -96,7 +102,11 @@ interface Running {
 }
 
 /** Starts the container and the bridge in `mode`; the person's client is connected. */
-async function start(t: TestContext, mode: Mode): Promise<Running> {
+/** A small disk (tmpfs) shared by the workspace and the state dir, as a Space's one disk, with the bridge
+ * started again by its launcher whenever it exits (as chat-ui would start it again). */
+const SMALL_DISK = { ws: "/data/workspace", state: "/data/state" };
+
+async function start(t: TestContext, mode: Mode, smallDisk = false): Promise<Running> {
   const model = await startScriptedModel({ script });
   const seed = mkdtempSync(path.join(tmpdir(), "survival-reads-seed-"));
   await writeScriptedAgentDir(model.baseUrl, seed);
@@ -111,7 +121,8 @@ async function start(t: TestContext, mode: Mode): Promise<Running> {
     "--listen",
     `127.0.0.1:${port}`,
     "--cwd",
-    WS,
+    smallDisk ? SMALL_DISK.ws : WS,
+    ...(smallDisk ? ["--state-dir", SMALL_DISK.state] : []),
     "--agent-user",
     "agent",
     "--provider",
@@ -126,7 +137,13 @@ async function start(t: TestContext, mode: Mode): Promise<Running> {
     ...(mode.key === "root" ? { User: "root" } : {}),
     Cmd:
       mode.key === "root"
-        ? ["sh", "-c", `read -r T; CHAT_UI_AGENT_BRIDGE_TOKEN="$T" exec ${argv.join(" ")}`]
+        ? [
+            "sh",
+            "-c",
+            smallDisk
+              ? `mkdir -p ${SMALL_DISK.ws} && chown agent:agent ${SMALL_DISK.ws} && mkdir -m 700 ${SMALL_DISK.state}; read -r T; while :; do CHAT_UI_AGENT_BRIDGE_TOKEN="$T" ${argv.join(" ")}; sleep 1; done`
+              : `read -r T; CHAT_UI_AGENT_BRIDGE_TOKEN="$T" exec ${argv.join(" ")}`,
+          ]
         : ["node", "/sbx/sbx-standin.mjs"],
     Env: mode.key === "root" ? env : [...env, `PORT=${sbxPort}`, "HOST=127.0.0.1", `SBX_TOKEN=${sbxToken}`],
     OpenStdin: true,
@@ -134,7 +151,11 @@ async function start(t: TestContext, mode: Mode): Promise<Running> {
     AttachStdin: true,
     AttachStdout: true,
     AttachStderr: true,
-    HostConfig: { NetworkMode: "host", Binds: [`${seed}:/pi-seed:ro`, `${SUPPORT}:/sbx:ro`] },
+    HostConfig: {
+      NetworkMode: "host",
+      Binds: [`${seed}:/pi-seed:ro`, `${SUPPORT}:/sbx:ro`],
+      ...(smallDisk ? { Tmpfs: { "/data": "rw,size=48m,mode=0755" } } : {}),
+    },
   });
   t.after(async () => {
     await container.remove({ force: true });
@@ -173,11 +194,15 @@ async function start(t: TestContext, mode: Mode): Promise<Running> {
     async () => ((await logs()).includes('"msg":"listening"') ? true : undefined),
     logs,
   );
-  const { client } = await TestClient.connect(`ws://127.0.0.1:${port}/v1/rpc`, {
-    token,
-    clientId: "the-person",
-  });
-  t.after(() => client.close());
+  const connect = async () => {
+    const { client } = await TestClient.connect(`ws://127.0.0.1:${port}/v1/rpc`, {
+      token,
+      clientId: "the-person",
+    });
+    t.after(() => client.close());
+    return client;
+  };
+  const client = await connect();
   let n = 0;
   const status = async () =>
     BridgeStatus.parse((await client.request({ type: "bridge_status", id: `st-${++n}` }, 30_000)).data);
@@ -185,7 +210,7 @@ async function start(t: TestContext, mode: Mode): Promise<Running> {
     const r = await execIn(container, ["sh", "-c", command], "root");
     return r.stdout + r.stderr;
   };
-  return { client, container, port, logs, root, status };
+  return { client, container, port, logs, root, status, connect };
 }
 
 /** Runs one BASH turn; every dialog it raises is answered yes. Resolves with the tool's output. */
@@ -302,3 +327,57 @@ for (const mode of MODES) {
 function escapeRegExp(text: string): string {
   return text.replace(/[.*+?^${}()|[\]\\]/g, "\\$&");
 }
+
+describe("a bridge started again on the disk the tools filled (root, --agent-user agent)", {
+  timeout: 20 * 60_000,
+}, () => {
+  it("it starts, serves, reports durability degraded (the disk is full), and recovers with the disk", async (t) => {
+    const r = await start(t, MODES[0] as Mode, true);
+    const ws = SMALL_DISK.ws;
+    const reserve = `${SMALL_DISK.state}/bridge/disk-reserve`;
+    assert.equal((await r.status()).durability.journal, "ok");
+    assert.match(await r.root(`stat -c %s ${reserve}`), /^1048576$/m, "the bridge keeps its reserve");
+    // The tools fill the disk the workspace shares with the state dir (a process of theirs, while the bridge is
+    // idle: so its journal was not retired, and a new start frees nothing by cleaning it).
+    const fill = await execIn(r.container, ["sh", "-c", attack("fillDisk", ws)], "agent");
+    assert.match(fill.stdout, /FILL_EXIT=1/, fill.stderr);
+    assert.match(await r.root(`df -k ${ws} | tail -1`), /\s100%\s/, "the disk is full");
+    // The bridge goes (killed from outside, as a crash would) and its launcher starts it again on the full disk.
+    const bridges = () =>
+      r.root(
+        "for p in /proc/[0-9]*; do tr '\\0' ' ' < $p/cmdline 2>/dev/null | grep -Eqs '^(/usr/local/bin/)?node /opt/chat-ui-agent/bridge.mjs' && basename $p; done",
+      );
+    const before = (await bridges()).trim().split("\n").filter(Boolean);
+    assert.ok(before.length > 0, "the bridge runs");
+    await r.root(`kill -9 ${before.join(" ")}`);
+    const client = await until(
+      "the bridge started again on the full disk to serve",
+      90_000,
+      async () => {
+        const again = await r.connect();
+        return again;
+      },
+      r.logs,
+    );
+    const status = async (id: string) =>
+      BridgeStatus.parse((await client.request({ type: "bridge_status", id }, 30_000)).data);
+    const degraded = await status("st-full");
+    assert.equal(degraded.durability.journal, "degraded", JSON.stringify(degraded.durability));
+    assert.match(degraded.durability.problem ?? "", /the disk is full/);
+    assert.equal(degraded.pi.state, "running");
+    assert.deepEqual(degraded.health, { ok: true, reason: null, detail: null }, "delivery goes on");
+    assert.match(
+      await toolCall({ ...r, client }, attack("afterRestart", ws), "p-after"),
+      /BACK_ON_A_FULL_DISK/,
+    );
+    // Space comes back: durability and the reserve with it.
+    await r.root(attack("remedyFreeDisk", ws));
+    await until(
+      "durability to recover",
+      120_000,
+      async () => ((await status(`st-${Date.now()}`)).durability.journal === "ok" ? true : undefined),
+      r.logs,
+    );
+    assert.match(await r.root(`stat -c %s ${reserve}`), /^1048576$/m, "the reserve is back");
+  });
+});
