@@ -12,11 +12,18 @@ import { closeSync, fsyncSync, openSync, readdirSync, readFileSync, unlinkSync, 
 import path from "node:path";
 import type { Logger } from "../agent-runtime/log.ts";
 import { type Clock, systemClock, type TimerHandle } from "./core/clock.ts";
+import { ensureReserve as ensureDiskReserve } from "./disk-reserve.ts";
 import { type CommandRecord, IdempotencyStore } from "./idempotency.ts";
 import { Journal, type JournalLimits, type Writev } from "./journal.ts";
 import type { Durability } from "./protocol.ts";
 import { ReplayRing } from "./replay-ring.ts";
-import { type BridgeIdentity, type OpenedState, retireEpoch } from "./state-dir.ts";
+import {
+  type BridgeIdentity,
+  type OpenedState,
+  retireEpoch,
+  type SessionRecord,
+  saveSession,
+} from "./state-dir.ts";
 import { RecordLog, readBounded, writeFileAtomic } from "./state-files.ts";
 
 /** The command log is compacted once it is this much larger than what it describes. */
@@ -36,6 +43,8 @@ export interface DurableState {
   openDialogs: string[];
   /** Persists the ids of the dialogs open now. */
   saveOpenDialogs(ids: string[]): void;
+  /** Persists Pi's current session (the next bridge resumes it); rewritten at recovery if the disk refused it. */
+  saveSession(record: SessionRecord): void;
   /** What `bridge_status.durability` reports. */
   status(): Pick<Durability, "journal" | "problem">;
   /** Stops retrying and closes the journal (shutdown). */
@@ -87,7 +96,14 @@ export function openDurableState(
   state: OpenedState,
   limits: JournalLimits,
   log: Logger,
-  options: { clock?: Clock; writev?: Writev } = {},
+  options: {
+    clock?: Clock;
+    writev?: Writev;
+    /** Writes session.json (a test injects failures). */
+    writeSession?: (record: SessionRecord) => void;
+    /** Makes the disk reserve if it is missing (disk-reserve.ts; a test injects failures). */
+    ensureReserve?: () => void;
+  } = {},
 ): DurableState {
   const clock = options.clock ?? systemClock;
   const { paths } = state;
@@ -128,6 +144,10 @@ export function openDurableState(
   let retryTimer: TimerHandle;
   let closed = false;
   let dialogIds: string[] = [];
+  /** The session Pi reported last, once it changed (written again at recovery: a failed write loses nothing). */
+  let session: SessionRecord | undefined;
+  const writeSession = options.writeSession ?? ((record: SessionRecord) => saveSession(paths, record));
+  const ensureReserve = options.ensureReserve ?? (() => ensureDiskReserve(paths.bridgeDir));
 
   const journal = new Journal(paths.journalDir, limits, ring.headSeq, {
     onFailure: (r) => degrade(r),
@@ -161,9 +181,12 @@ export function openDurableState(
   function retry(): void {
     if (closed || !failure) return;
     try {
+      // Room for the reserve first: without it the disk is about full, and the next start could not write.
+      ensureReserve();
       journal.rewrite(ring.held(), ring.headSeq);
       commandLog.rewrite(idempotency.records());
       writeFileAtomic(dialogsFile, JSON.stringify(dialogIds));
+      if (session) writeSession(session);
       writeFileAtomic(identityFile, JSON.stringify(identity));
     } catch (err) {
       retryMs = Math.min(2 * retryMs, RETRY_MAX_MS);
@@ -186,6 +209,13 @@ export function openDurableState(
     }
   };
 
+  // A disk without room for the reserve (a start that found it full and freed it) is reported from the start.
+  try {
+    ensureReserve();
+  } catch (err) {
+    degrade(`the disk is full: no room for the bridge's reserve (${(err as Error).message})`);
+  }
+
   return {
     epoch,
     ring,
@@ -199,6 +229,15 @@ export function openDurableState(
         writeFileAtomic(dialogsFile, JSON.stringify(ids));
       } catch (err) {
         degrade(`dialog record write failed: ${(err as Error).message}`);
+      }
+    },
+    saveSession(record) {
+      session = record;
+      if (failure) return;
+      try {
+        writeSession(record);
+      } catch (err) {
+        degrade(`session record write failed: ${(err as Error).message}`);
       }
     },
     status: () =>

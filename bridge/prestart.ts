@@ -10,6 +10,7 @@ import { networkModePathOf } from "../agent-runtime/policy/network-mode-file.ts"
 import { type EndTreeResult, endTree } from "../agent-runtime/process-tree.ts";
 import { versionLine } from "../agent-runtime/version.ts";
 import { type AgentLaunch, type AgentPair, startAgent } from "./agent-launch.ts";
+import { releaseReserveIfFull } from "./disk-reserve.ts";
 import { decideProcessPrincipals, isolationReport, type ProtectionState } from "./isolation.ts";
 import { type LaunchPlan, planLaunch } from "./launch-plan.ts";
 import { type BoundListener, bindListener, ListenError } from "./listener.ts";
@@ -143,6 +144,8 @@ async function start(): Promise<Prestart> {
     // Before anything could load: a private HOME, no NODE_PATH, and Node's module search path computed again
     // from them (or, where this Node cannot, computed at a new start: the re-exec).
     const bridgeStateDir = path.join(stateDir, "bridge");
+    // The tools may have filled the disk: free the bridge's reserve so this start can write what it must.
+    releaseReserveIfFull(bridgeStateDir);
     const homeProblem = withPrivateHome(process.env, bridgeStateDir);
     const launcherHome = homeProblem ? process.env.HOME : process.env[LAUNCHER_HOME_ENV];
     const home = privateHomeOf(bridgeStateDir);

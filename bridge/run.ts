@@ -135,10 +135,14 @@ export async function runBridge(prestart: Prestart): Promise<void> {
       ? {
           onSession: (next: { sessionId: string; sessionFile: string | null }) => {
             session.current = next;
-            try {
-              saveSession(state.paths, next);
-            } catch (err) {
-              log.error({ err: (err as Error).message }, "cannot record Pi's session");
+            // Durable (network) mode: a write the disk refuses degrades durability and is retried with the rest.
+            if (durable) durable.saveSession(next);
+            else {
+              try {
+                saveSession(state.paths, next);
+              } catch (err) {
+                log.error({ err: (err as Error).message }, "cannot record Pi's session");
+              }
             }
           },
         }

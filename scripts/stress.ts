@@ -43,6 +43,12 @@ const STRESSED: readonly { file: string; tests: readonly string[] }[] = [
     tests: ["network mode over real Pi: resume, reset, idempotency, dialogs, policy, bad input"],
   },
   {
+    file: "tests/integration/bridge-supervision.test.ts",
+    tests: [
+      "Pi killed mid-dialog while an answer races its death: one dialog_closed, one response, nothing approved",
+    ],
+  },
+  {
     file: "tests/integration/ui-response.test.ts",
     tests: ["correlated extension_ui_response: truthful verdicts for every dialog outcome"],
   },

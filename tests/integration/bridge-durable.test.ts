@@ -4,7 +4,6 @@ import assert from "node:assert/strict";
 import { existsSync, readFileSync } from "node:fs";
 import path from "node:path";
 import { test } from "node:test";
-import { setTimeout as sleep } from "node:timers/promises";
 import { lastUserText } from "../../agent-runtime/dev/scripted-model.ts";
 import { BridgeClient } from "../../bridge/client.ts";
 import { BridgeStatus, WelcomeFrame } from "../../bridge/protocol.ts";
@@ -67,7 +66,9 @@ test("kill -9 the bridge mid-stream and mid-tool: same epoch, no gap or duplicat
   // Mid-tool: an RPC bash command in flight (its response comes when it finishes) when the bridge dies.
   const marker = `durable-tool-${process.pid}`;
   from = b.client.frames.length;
-  const bash = { type: "bash", id: "bash-once", command: `sleep 4; echo ${marker} >> ran.txt` };
+  // Long enough never to finish within the test: only a surviving or re-run copy (its command line carries the
+  // marker) could ever write ran.txt.
+  const bash = { type: "bash", id: "bash-once", command: `sleep 60; echo ${marker} >> ran.txt` };
   b.client.send(bash);
   await waitUntil(() => processesWithCmdline(marker).length > 0, 10_000, "the tool process to start");
   second.child.kill("SIGKILL");
@@ -94,7 +95,11 @@ test("kill -9 the bridge mid-stream and mid-tool: same epoch, no gap or duplicat
       return rest;
     }),
   );
-  await sleep(4_500);
+  // Nothing re-ran it: a later command, written to Pi after any re-run could have been, is answered while no copy
+  // of the tool runs (a re-run would still be in its sleep, or would hold this command up past its deadline).
+  const later = await c.client.request({ type: "bash", id: "bash-later", command: "echo later" }, 10_000);
+  assert.equal(later.success, true, JSON.stringify(later));
+  assert.deepEqual(processesWithCmdline(marker), [], "nothing re-ran the killed tool");
   assert.equal(
     existsSync(path.join(first.cwd, "ran.txt")),
     false,
@@ -123,13 +128,15 @@ test("the typed client: outcome_unknown surfaced after a crash; after a genuine 
   const inFlight = client.command({
     type: "bash",
     id: "c-bash",
-    command: `sleep 4; echo ${marker} >> c.txt`,
+    command: `sleep 60; echo ${marker} >> c.txt`,
   });
   await waitUntil(() => processesWithCmdline(marker).length > 0, 10_000, "the tool process to start");
   first.child.kill("SIGKILL");
   await first.exited;
   // The bridge comes back on the same address; the client reconnects and resumes by itself.
   const second = await startNetworkBridge(t, { reuse: first.reuse, port: first.port });
+  // The one writer of the first c.txt (its command line carries the marker) is ended by the next bridge.
+  await waitUntil(() => processesWithCmdline(marker).length === 0, 5_000, "the orphaned tool to be ended");
   const response = await inFlight;
   assert.equal(response.code, "outcome_unknown");
   assert.equal(welcomes.at(-1)?.epoch, welcomes[0]?.epoch);
@@ -144,9 +151,15 @@ test("the typed client: outcome_unknown surfaced after a crash; after a genuine 
   assert.equal(welcomes.at(-1)?.reset, "epoch_changed");
   assert.equal(bashAnswer.code, "outcome_unknown", "a non-idempotent command is not resent blindly");
   assert.equal(readAnswer.success, true, "a read is resent");
-  await sleep(300);
+  // The new bridge never received c-bash-2: the same id with another command is new to it (a bridge that had
+  // seen the id would answer idempotency_conflict), so nothing ran it there.
+  client.close();
+  const probe = await TestClient.connect(third.url);
+  const fresh = await probe.client.request({ type: "bash", id: "c-bash-2", command: "echo probe" });
+  assert.equal(fresh.success, true, JSON.stringify(fresh));
   assert.equal(existsSync(path.join(third.cwd, "c.txt")), false);
   assert.equal(existsSync(path.join(first.cwd, "c.txt")), false);
+  await probe.client.close();
 });
 
 test("hostile input: deep nesting, 5 MB ids, 30 commands of 5 MB, empty dialog ids: the bridge stays up and small", async (t) => {
@@ -181,7 +194,8 @@ test("hostile input: deep nesting, 5 MB ids, 30 commands of 5 MB, empty dialog i
   ];
   for (const e of errors)
     assert.ok(JSON.stringify(e).length < 2_000, `error frame of ${JSON.stringify(e).length} chars`);
-  await sleep(200);
+  // A later command's answer comes after every frame the hostile ones caused.
+  await client.request({ type: "get_state", id: "after-hostile-ids" });
   for (const f of client.frames.slice(at)) assert.ok(JSON.stringify(f).length < 2_000);
 
   // An empty dialog id is unknown, never a pending dialog's.
@@ -197,7 +211,10 @@ test("hostile input: deep nesting, 5 MB ids, 30 commands of 5 MB, empty dialog i
     const response = await client.request({ type: "get_state", id: `big-${i}`, pad: `${i}${pad}` }, 30_000);
     assert.equal(response.success, true);
   }
-  await sleep(1_500);
+  // Bounded once the garbage is collected: wait for that, not for a fixed time (a leak never gets there).
+  await waitUntil(() => rss() - before < 100, 10_000, "the bridge's RSS to come back within 100 MiB").catch(
+    () => {},
+  );
   const growth = rss() - before;
   assert.ok(growth < 100, `the bridge's RSS grew ${growth.toFixed(1)} MiB over 30 commands of 5 MB`);
   const health = await fetch(`http://127.0.0.1:${bridge.port}/v1/health`);
@@ -273,7 +290,7 @@ test("the log file: status says where it is (health does not); sbx-server's Auth
     if (token === TEST_TOKEN) {
       assert.equal(first?.type, "welcome");
       proxied.send({ type: "prompt", id: "p-log", message: `say ${hfToken.slice(0, 3)}` });
-      await sleep(1_000);
+      await proxied.waitFor((f) => f.type === "agent_settled", 20_000);
     }
     await proxied.close();
   }
@@ -283,8 +300,14 @@ test("the log file: status says where it is (health does not); sbx-server's Auth
   const { client } = await TestClient.connect(bridge.url);
   const status = BridgeStatus.parse((await client.request({ type: "bridge_status", id: "st-log" })).data);
   assert.equal(status.durability.logFile, logFile);
+  const detached = bridge.logs.filter((l) => l.msg === "client detached").length;
   await client.close();
-  await sleep(300);
+  // The file gets every line stderr gets (synchronous writes): once the detach is logged, so is everything before.
+  await waitUntil(
+    () => bridge.logs.filter((l) => l.msg === "client detached").length > detached,
+    10_000,
+    "the detach to be logged",
+  );
   const { readdirSync } = await import("node:fs");
   const logsDir = path.join(bridge.stateDir, "logs");
   const text = readdirSync(logsDir)

@@ -2,7 +2,6 @@
 // plus fault injection with the fake Pi (a client too slow to keep up).
 import assert from "node:assert/strict";
 import { test } from "node:test";
-import { setTimeout as sleep } from "node:timers/promises";
 import {
   alive,
   fixture,
@@ -100,22 +99,40 @@ test("fake Pi floods: a client too slow to keep up is closed 4008 and resumes wi
   const { client, welcome } = await TestClient.connect(bridge.url);
   const socket = (client.ws as unknown as { _socket: { pause(): void; resume(): void } })._socket;
   socket.pause();
+  const tooSlow = (l: Record<string, unknown>) => l.msg === "client too slow: send backlog over the limit";
   client.send({ type: "prompt", id: "flood", message: "FLOOD 20000 1000" });
-  await sleep(1_500);
+  // The client reads nothing until the bridge has found it too slow (its backlog over the limit).
+  await bridge.waitForLog(tooSlow, 30_000);
   socket.resume();
   const close = await client.closed;
   assert.equal(close.code, 4008);
-  const seen = client.frames.filter((f) => (f.seq ?? 0) > 0).map((f) => f.seq!);
-  const back = await TestClient.connect(bridge.url, {
-    resume: { epoch: String(welcome.epoch), lastSeq: client.lastSeq },
-  });
-  assert.equal(back.welcome.resumed, true);
-  await back.client.waitFor((f) => f.type === "agent_settled", 30_000);
-  const all = [...seen, ...back.client.frames.filter((f) => (f.seq ?? 0) > 0).map((f) => f.seq!)];
+  // Resume until the turn's end arrives. Without the 1.5 s the client once stayed paused, more of the flood is
+  // still live when it resumes: a resumed client that falls behind is closed 4008 as well, and resumes again.
+  const connections = [client];
+  for (let cursor = client.lastSeq; ; ) {
+    assert.ok(connections.length <= 20, "the flood gets through within 20 resumes");
+    const back = await TestClient.connect(bridge.url, {
+      resume: { epoch: String(welcome.epoch), lastSeq: cursor },
+    });
+    assert.equal(back.welcome.resumed, true);
+    connections.push(back.client);
+    const settled = await back.client
+      .waitFor((f) => f.type === "agent_settled", 30_000)
+      .then(
+        () => true,
+        () => false,
+      );
+    if (settled) {
+      await back.client.close();
+      break;
+    }
+    assert.equal(back.client.closeInfo?.code, 4008, "only a too-slow close ends a resumed connection early");
+    cursor = Math.max(cursor, back.client.lastSeq);
+  }
+  const all = connections.flatMap((c) => c.frames.filter((f) => (f.seq ?? 0) > 0).map((f) => f.seq!));
   for (let i = 1; i < all.length; i++) assert.equal(all[i], all[i - 1]! + 1);
-  const updates = [...client.frames, ...back.client.frames].filter((f) => f.type === "message_update");
+  const updates = connections.flatMap((c) => c.frames).filter((f) => f.type === "message_update");
   assert.equal(updates.length, 20_000);
-  await back.client.close();
 });
 
 test("stdio mode: a closed stdout (EPIPE) is a shutdown, Pi included", async (t) => {

@@ -4,13 +4,16 @@ import assert from "node:assert/strict";
 import { existsSync, readFileSync } from "node:fs";
 import path from "node:path";
 import { test } from "node:test";
-import { setTimeout as sleep } from "node:timers/promises";
 import { lastUserText } from "../../agent-runtime/dev/scripted-model.ts";
 import { BridgeStatus, WelcomeFrame } from "../../bridge/protocol.ts";
-import { type Frame, startNetworkBridge, TEST_TOKEN, TestClient } from "../support/bridge.ts";
+import { type Frame, startNetworkBridge, TEST_TOKEN, TestClient, waitUntil } from "../support/bridge.ts";
 import { bridgeScript } from "../support/bridge-script.ts";
 
 const responseTo = (id: string) => (f: Frame) => f.type === "response" && f.id === id;
+const detachOf = (clientId: string) => (l: Record<string, unknown>) =>
+  l.msg === "client detached" && l.clientId === clientId;
+const graceRefusal = (l: Record<string, unknown>) =>
+  l.msg === "no client within the detached grace: dialog refused";
 
 test("network mode over real Pi: resume, reset, idempotency, dialogs, policy, bad input", async (t) => {
   const bridge = await startNetworkBridge(t, {
@@ -145,7 +148,16 @@ test("network mode over real Pi: resume, reset, idempotency, dialogs, policy, ba
     assert.equal(conflict.success, false);
     assert.equal(conflict.code, "idempotency_conflict");
     assert.match(String(conflict.error), /^idempotency_conflict: /);
-    await sleep(200);
+    // A later prompt, settled: had the conflicting one gone to Pi, its turn would have run (and asked the
+    // model) before this one could start, or this one would have been refused as busy.
+    const later = await client.request({
+      type: "prompt",
+      id: "p-after-conflict",
+      message: "say after the conflict",
+    });
+    assert.equal(later.success, true, JSON.stringify(later));
+    await client.waitFor((f) => f.type === "agent_settled", 20_000, client.frames.indexOf(later));
+    assert.equal(model.requests.filter((r) => lastUserText(r.body) === "say after the conflict").length, 1);
     assert.equal(model.requests.filter((r) => lastUserText(r.body) === "say once please").length, 1);
     assert.equal(model.requests.filter((r) => lastUserText(r.body) === "something else").length, 0);
     await client.close();
@@ -163,7 +175,8 @@ test("network mode over real Pi: resume, reset, idempotency, dialogs, policy, ba
     await first.client.drop();
     const seenBefore = first.client.frames.slice(start).filter((f) => (f.seq ?? 0) > 0);
     const cursor = first.client.lastSeq;
-    await sleep(150); // frames keep flowing into the ring while nobody is attached
+    // Once the bridge has seen the drop, the frames that keep flowing go into the ring with nobody attached.
+    await waitUntil(() => bridge.logs.filter(detachOf("resumer")).length > 0, 10_000, "the drop to be seen");
     const second = await TestClient.connect(bridge.url, {
       clientId: "resumer",
       resume: { epoch, lastSeq: cursor },
@@ -340,8 +353,13 @@ test("network mode over real Pi: resume, reset, idempotency, dialogs, policy, ba
     const from = first.client.frames.length;
     first.client.send({ type: "prompt", id: "run-grace", message: "RUN echo late > grace.txt" });
     const dialog = await first.client.waitFor((f) => f.type === "extension_ui_request", 20_000, from);
+    const refusedBefore = bridge.logs.filter(graceRefusal).length;
     await first.client.drop();
-    await sleep(2_000);
+    await waitUntil(
+      () => bridge.logs.filter(graceRefusal).length > refusedBefore,
+      10_000,
+      "the grace to refuse",
+    );
     const second = await TestClient.connect(bridge.url, { resume: { epoch, lastSeq: first.client.lastSeq } });
     assert.deepEqual(second.welcome.pendingDialogs, []);
     const closed = await second.client.waitFor((f) => f.type === "dialog_closed" && f.id === dialog.id);

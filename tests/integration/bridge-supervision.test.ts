@@ -4,7 +4,6 @@ import assert from "node:assert/strict";
 import { existsSync } from "node:fs";
 import path from "node:path";
 import { test } from "node:test";
-import { setTimeout as sleep } from "node:timers/promises";
 import { BridgeStatus } from "../../bridge/protocol.ts";
 import { alive, type Frame, startNetworkBridge, TestClient, waitUntil } from "../support/bridge.ts";
 import { bridgeScript } from "../support/bridge-script.ts";
@@ -32,7 +31,7 @@ test("Pi killed mid-tool: its tools are gone within 2 s, Pi is back on the same 
   client.send({
     type: "prompt",
     id: "p-tool",
-    message: `RUN setsid sh -c 'sleep 3; echo ${marker} > late.txt' & sleep 30 # ${marker}`,
+    message: `RUN setsid sh -c 'sleep 20; echo ${marker} > late.txt' & sleep 30 # ${marker}`,
   });
   const dialog = await client.waitFor((f) => f.type === "extension_ui_request", 30_000, from);
   assert.equal(
@@ -59,49 +58,84 @@ test("Pi killed mid-tool: its tools are gone within 2 s, Pi is back on the same 
   assert.equal(after.durability.session?.id, sessionId);
   const messages = await client.request({ type: "get_messages", id: "m-after" });
   assert.match(JSON.stringify(messages.data), /remember the word kettle/);
-  await sleep(3_500);
+  // The only writer of late.txt is the detached shell, whose command line carries the marker: it was found gone
+  // above, long before its 20 s were up, so the file can never appear (no wait for an absence needed).
+  assert.equal(processesWithCmdline(marker).length, 0);
   assert.equal(existsSync(path.join(bridge.cwd, "late.txt")), false, "the detached tool never wrote");
   assert.equal(alive(-(before.pi.pid as number)), false);
   await client.close();
 });
 
+// Three interleavings of an answer with Pi's death. The person's "yes" that Pi took is an approval: the tool may
+// run (it is forced to here, so the race this test once lost by chance is replayed every run: a test that took
+// "nothing approved" to mean "the approved tool never ran" failed whenever Pi won the race). An answer Pi did not
+// take approves nothing: its dialog closes once, and the tool never runs.
+const DIALOG_ROUNDS = [
+  { name: "taken", order: "answer, Pi takes it and runs the tool, then Pi dies" },
+  { name: "racing", order: "answer, then Pi dies at once (either may win)" },
+  { name: "late", order: "Pi dies, then the answer arrives" },
+] as const;
+
 test("Pi killed mid-dialog while an answer races its death: one dialog_closed, one response, nothing approved", async (t) => {
   const bridge = await startNetworkBridge(t, { model: { script: bridgeScript } });
   const { client } = await TestClient.connect(bridge.url);
-  for (const round of [1, 2]) {
+  const outcomes: Record<string, boolean> = {};
+  for (const round of DIALOG_ROUNDS) {
     const from = client.frames.length;
+    const doomed = path.join(bridge.cwd, `doomed-${round.name}.txt`);
     client.send({
       type: "prompt",
-      id: `p-dialog-${round}`,
-      message: `RUN echo doomed > doomed-${round}.txt`,
+      id: `p-${round.name}`,
+      message: `RUN echo doomed > doomed-${round.name}.txt`,
     });
     const dialog = await client.waitFor(
       (f) => f.type === "extension_ui_request" && f.method === "confirm",
       30_000,
       from,
     );
-    const pid = (await status(client, `st-${round}`)).pi.pid as number;
-    // Round 1: the answer goes out first, then Pi dies; round 2: Pi dies, then the answer arrives.
-    if (round === 1)
-      client.send({ type: "extension_ui_response", id: dialog.id, commandId: `a-${round}`, confirmed: true });
-    process.kill(pid, "SIGKILL");
-    if (round === 2)
-      client.send({ type: "extension_ui_response", id: dialog.id, commandId: `a-${round}`, confirmed: true });
-    const answer = await client.waitFor(responseTo(`a-${round}`), 20_000, from);
+    const pid = (await status(client, `st-${round.name}`)).pi.pid as number;
+    const answer = {
+      type: "extension_ui_response",
+      id: dialog.id,
+      commandId: `a-${round.name}`,
+      confirmed: true,
+    };
+    if (round.name === "taken") {
+      assert.equal(
+        (await client.answer({ id: String(dialog.id), commandId: answer.commandId, confirmed: true }))
+          .success,
+        true,
+      );
+      await client.waitFor((f) => f.type === "tool_execution_end", 30_000, from);
+      process.kill(pid, "SIGKILL");
+    } else if (round.name === "racing") {
+      client.send(answer);
+      process.kill(pid, "SIGKILL");
+    } else {
+      process.kill(pid, "SIGKILL");
+      client.send(answer);
+    }
+    const response = await client.waitFor(responseTo(`a-${round.name}`), 20_000, from);
+    // The next Pi starts only after the old one's whole tree was ended: nothing of it can write any more.
     await client.waitFor((f) => f.type === "agent_restarted", 30_000, from);
-    await sleep(200);
+    // A later frame (this status) orders every frame the death caused before it: no wait for an absence.
+    const after = await status(client, `st-${round.name}-after`);
     const closed = client.frames.slice(from).filter((f) => f.type === "dialog_closed" && f.id === dialog.id);
-    const responses = client.frames.slice(from).filter(responseTo(`a-${round}`));
-    assert.equal(responses.length, 1, `round ${round}: one response to the answer`);
-    // Either Pi took the answer before dying (success: it ended the dialog) or the dialog was closed, never both.
-    assert.equal(
-      closed.length + (answer.success === true ? 1 : 0),
-      1,
-      `round ${round}: the dialog ended once`,
-    );
-    if (closed.length === 1) assert.equal(closed[0]?.reason, "agent_exited");
-    assert.equal(existsSync(path.join(bridge.cwd, `doomed-${round}.txt`)), false);
+    const responses = client.frames.slice(from).filter(responseTo(`a-${round.name}`));
+    const taken = response.success === true;
+    outcomes[round.name] = taken;
+    assert.equal(responses.length, 1, `${round.order}: one response to the answer`);
+    // Either Pi took the answer (success: it ended the dialog) or the dialog was closed, never both.
+    assert.equal(closed.length + (taken ? 1 : 0), 1, `${round.order}: the dialog ended once`);
+    if (!taken) {
+      assert.equal(closed[0]?.reason, "agent_exited");
+      assert.equal(existsSync(doomed), false, `${round.order}: an answer Pi did not take approved nothing`);
+    }
+    assert.ok(!after.pendingDialogs.some((d) => d.id === dialog.id));
   }
+  assert.equal(outcomes.taken, true);
+  assert.equal(existsSync(path.join(bridge.cwd, "doomed-taken.txt")), true, "the approved tool ran");
+  assert.equal(outcomes.late, false, "a dead Pi takes no answer");
   assert.deepEqual((await status(client, "st-end")).pendingDialogs, []);
   await client.close();
 });

@@ -2,6 +2,7 @@
 // contiguous, a torn tail cut, a gap reported, old segments dropped with the ring; a failing disk (an
 // injected write) degrades durability without stopping delivery, and the journal comes back from memory.
 import assert from "node:assert/strict";
+import { randomUUID } from "node:crypto";
 import { appendFileSync, mkdirSync, readdirSync, readFileSync, writeFileSync, writevSync } from "node:fs";
 import path from "node:path";
 import { test } from "node:test";
@@ -10,7 +11,7 @@ import { openDurableState } from "../../bridge/durable-state.ts";
 import { Journal, type Writev } from "../../bridge/journal.ts";
 import { ReplayRing } from "../../bridge/replay-ring.ts";
 import { RingSink } from "../../bridge/ring-sink.ts";
-import { openStateDir } from "../../bridge/state-dir.ts";
+import { openStateDir, type SessionRecord, saveSession } from "../../bridge/state-dir.ts";
 import { FakeClock } from "../support/core-harness.ts";
 import { tempDir } from "../support/workspace.ts";
 
@@ -128,6 +129,48 @@ test("journal: a failed write (ENOSPC) degrades durability but never delivery; r
   );
   const records = readFileSync(state.paths.commandsFile, "utf8");
   assert.match(records, /cmd-during/, "the command records written while degraded were rewritten");
+});
+
+test("journal: a session change the full disk refused degrades durability and is on disk after recovery", async (t) => {
+  const root = await tempDir(t, "durable-session-");
+  mkdirSync(path.join(root, "workspace"));
+  const state = await openStateDir(path.join(root, "state"), { workspace: path.join(root, "workspace") });
+  t.after(() => state.lock.release());
+  const clock = new FakeClock();
+  let full = false;
+  const enospc = () => Object.assign(new Error("ENOSPC: no space left on device, write"), { code: "ENOSPC" });
+  const writev: Writev = (fd, buffers) => {
+    if (full) throw enospc();
+    return writevSync(fd, buffers);
+  };
+  const writeSession = (record: SessionRecord) => {
+    if (full) throw enospc();
+    saveSession(state.paths, record);
+  };
+  const durable = openDurableState(state, limits, pino({ level: "silent" }), { clock, writev, writeSession });
+  const sessionFile = path.join(state.paths.bridgeDir, "session.json");
+  const onDisk = () => JSON.parse(readFileSync(sessionFile, "utf8")) as SessionRecord;
+  const before = onDisk();
+  const next: SessionRecord = {
+    sessionId: randomUUID(),
+    sessionFile: path.join(root, "sessions", "next.jsonl"),
+  };
+
+  // Pi moves to another session (new_session) while the disk is full: the write fails, durability says so.
+  full = true;
+  durable.saveSession(next);
+  assert.equal(durable.status().journal, "degraded");
+  assert.match(durable.status().problem ?? "", /session record write failed: ENOSPC/);
+  assert.deepEqual(onDisk(), before, "nothing was written while full");
+  await clock.advance(1_000);
+  assert.equal(durable.status().journal, "degraded", "still full: still retrying");
+
+  // Space is back: the rewrite from memory includes the session, so the next bridge resumes the right one.
+  full = false;
+  await clock.advance(2_000);
+  assert.equal(durable.status().journal, "ok");
+  assert.deepEqual(onDisk(), next);
+  durable.close();
 });
 
 test("journal: a short write is completed, never left torn", async (t) => {

@@ -1,11 +1,11 @@
 // The rotated log file (agent-runtime/log-file.ts): bounded by file count and size, secrets redacted.
 import assert from "node:assert/strict";
-import { readdirSync, readFileSync, statSync } from "node:fs";
+import { readdirSync, readFileSync, realpathSync, statSync } from "node:fs";
 import path from "node:path";
 import { test } from "node:test";
-import { setTimeout as sleep } from "node:timers/promises";
 import { createLogger } from "../../agent-runtime/log.ts";
 import { addLogFile } from "../../agent-runtime/log-file.ts";
+import { waitUntil } from "../support/bridge.ts";
 import { tempDir } from "../support/workspace.ts";
 
 test("log file: rolls over at its size, keeps a bounded number of files, and redacts secrets", async (t) => {
@@ -18,15 +18,22 @@ test("log file: rolls over at its size, keeps a bounded number of files, and red
   });
   assert.equal(info.current, path.join(dir, "current.log"));
   const secret = `Bearer hf_${"s".repeat(30)}`;
-  for (let i = 0; i < 2_000; i++) {
-    log.info(
-      { i, headers: { authorization: secret }, token: "bridge-token-value" },
-      "a line of about a hundred bytes",
-    );
-    if (i % 100 === 0) await sleep(5); // rolling happens between writes
+  const written = () => realpathSync(info.current);
+  const logFiles = () => readdirSync(dir).filter((f) => f.endsWith(".log") && f !== "current.log");
+  // 20 batches of 100 lines (about 20 KiB each, over the 16 KiB bound): each must roll over to a new file.
+  for (let batch = 0; batch < 20; batch++) {
+    const before = written();
+    for (let i = 0; i < 100; i++) {
+      log.info(
+        { i: batch * 100 + i, headers: { authorization: secret }, token: "bridge-token-value" },
+        "a line of about a hundred bytes",
+      );
+    }
+    await waitUntil(() => written() !== before, 5_000, `batch ${batch} to roll over to a new file`);
   }
-  await sleep(200);
-  const files = readdirSync(dir).filter((f) => f.endsWith(".log") && f !== "current.log");
+  // Old files are removed after each roll (asynchronously): the bound holds once the last removal is done.
+  await waitUntil(() => logFiles().length <= 3, 5_000, "old files to be removed");
+  const files = logFiles();
   assert.ok(files.length <= 3, `kept ${files.length} files: ${files.join(", ")}`);
   let total = 0;
   for (const f of files) total += statSync(path.join(dir, f)).size;
