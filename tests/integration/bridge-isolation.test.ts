@@ -89,6 +89,8 @@ async function launch(
     workspaceRoot?: string;
     /** Extra bridge environment (computed from the workspace). */
     env?: (ws: string) => NodeJS.ProcessEnv;
+    /** How long the welcome may take (a Pi that cannot start is welcomed once its crash loop is declared). */
+    welcomeMs?: number;
   },
 ): Promise<Launched> {
   const model = await startScriptedModel({ script });
@@ -148,7 +150,11 @@ async function launch(
     ...(mode.asUid !== undefined ? { uid: mode.asUid, gid: mode.asUid } : {}),
   });
   const port = Number((await bridge.waitForLog((l) => l.msg === "listening", 30_000)).port);
-  const { client, welcome } = await TestClient.connect(`ws://127.0.0.1:${port}/v1/rpc`, { token });
+  const { client, welcome } = await TestClient.connect(
+    `ws://127.0.0.1:${port}/v1/rpc`,
+    { token },
+    mode.welcomeMs,
+  );
   t.after(() => client.close());
   let n = 0;
   // The person says yes to every dialog: these tests are about what the OS boundary stops, not the gate.
@@ -409,8 +415,15 @@ describe("three principals on the host", {
         PI_CODING_AGENT_DIR: path.join(ws, ".pi-config"),
         AGENT_POLICY_PATH: path.join(ws, "policy"),
       }),
+      // Without the planted config Pi has no "scripted" provider and exits at each start: the welcome comes once
+      // the crash loop is declared (four starts and their back-off, about 16 s on a loaded machine).
+      welcomeMs: 90_000,
     });
-    const iso = (await l.status()).isolation;
+    const status = await l.status();
+    const iso = status.isolation;
+    // Health tells the truth about a Pi that cannot start (issue 17: this case once answered 200 "ok").
+    assert.deepEqual((status as { health?: { ok: boolean; reason: string } }).health?.ok, false);
+    assert.equal((status as { health?: { reason: string } }).health?.reason, "crash_loop");
     assert.match(iso.notes.join("\n"), /agent dir .*\.pi-config is writable by the tools: not used/);
     assert.match(
       iso.notes.join("\n"),

@@ -244,10 +244,12 @@ export class TestClient {
   static async connect(
     url: string,
     hello: { clientId?: string; resume?: { epoch: string; lastSeq: number }; token?: string } = {},
+    /** How long to wait for the welcome (it waits for Pi to be proved patched, refused or crash-looping). */
+    welcomeMs = 20_000,
   ): Promise<{ client: TestClient; welcome: Frame }> {
     const client = await TestClient.open(url);
     const sent = await client.hello(hello);
-    const welcome = await client.waitFor((f) => f.type === "welcome");
+    const welcome = await client.waitFor((f) => f.type === "welcome", welcomeMs);
     const expected = bridgeProof(await keyOf(hello.token ?? TEST_TOKEN), {
       ...sent,
       epoch: String(welcome.epoch),
