@@ -7,7 +7,7 @@ import type { Logger } from "../agent-runtime/log.ts";
 import { ClientCommands } from "./core/client-commands.ts";
 import { type Clock, IdleTimer, systemClock, Waiters } from "./core/clock.ts";
 import { CommandLedger } from "./core/command-ledger.ts";
-import { DialogRelay } from "./core/dialog-relay.ts";
+import { type BridgeAnswer, type BridgeQuestion, DialogRelay } from "./core/dialog-relay.ts";
 import { errorFrame, type Frame, type FrameSink } from "./core/frames.ts";
 import { GrantRelay } from "./core/grant-relay.ts";
 import { HeldQueue } from "./core/held-queue.ts";
@@ -32,7 +32,7 @@ import type {
 } from "./protocol.ts";
 import type { RestartPolicy } from "./restart-policy.ts";
 
-export type { Frame, FrameSink, PolicyAccess, SessionInfo };
+export type { BridgeAnswer, BridgeQuestion, Frame, FrameSink, PolicyAccess, SessionInfo };
 
 /** Delivery counts as frozen once a frame has waited this long to become sendable (the journal stuck). */
 export const DELIVERY_FROZEN_MS = 5_000;
@@ -77,6 +77,7 @@ export class BridgeCore {
   private readonly held = new HeldQueue();
   private readonly mirror: Mirror;
   private readonly grants: GrantRelay;
+  private readonly grantsStore: GrantStore;
   private readonly policy: PolicyRelay;
   private readonly supervisor: Supervisor;
   private readonly dialogs: DialogRelay;
@@ -107,8 +108,9 @@ export class BridgeCore {
       sink,
       finished: changed,
     });
+    this.grantsStore = options.grants ?? new GrantStore({ sessionId: null });
     this.grants = new GrantRelay({
-      store: options.grants ?? new GrantStore({ sessionId: null }),
+      store: this.grantsStore,
       sink,
       log,
       attachedClient: () => this.attachedClient,
@@ -227,6 +229,16 @@ export class BridgeCore {
 
   pendingDialogs(): PendingDialog[] {
     return this.dialogs.book.pending();
+  }
+
+  /** A select dialog the bridge itself asks the person (the egress proxy's destinations); a refusal means no. */
+  askPerson(question: BridgeQuestion): Promise<BridgeAnswer> {
+    return this.dialogs.ask(question, () => this.attachedClient);
+  }
+
+  /** The session grants (the egress proxy reads and adds destination grants). */
+  get grantStore(): GrantStore {
+    return this.grantsStore;
   }
 
   /** Asks Pi for its state (bounded wait); the snapshot keeps the last known state otherwise. */

@@ -29,6 +29,8 @@ export interface BridgeOptions {
   stateDir: string;
   /** The bridge's log file (rotated, size-bounded); default `<state>/logs/bridge.log`. */
   logFile: string | undefined;
+  /** The package registries `auto` lets the tools reach without a dialog (JSON; default: the built-in list). */
+  registriesFile: string | undefined;
   /** Test hook: a Node script run instead of Pi's CLI (fault injection). */
   piCommand: string | undefined;
   /** Flags passed to Pi after the bridge's own. */
@@ -66,6 +68,7 @@ const FLAGS: Record<string, Spec> = {
   "--pi-command": { key: "piCommand", kind: "string" },
   "--state-dir": { key: "stateDir", kind: "string" },
   "--log-file": { key: "logFile", kind: "string" },
+  "--registries-file": { key: "registriesFile", kind: "string" },
 };
 
 /**
@@ -117,6 +120,7 @@ export function defaultOptions(): BridgeOptions {
     maxSendQueueBytes: 64 * MiB,
     stateDir: defaultStateDir(),
     logFile: undefined,
+    registriesFile: undefined,
     piCommand: undefined,
     piArgs: [],
   };

@@ -7,6 +7,8 @@ import { readEffectivePolicy, setPolicy } from "../agent-runtime/policy/policy-s
 import { startAgent } from "./agent-launch.ts";
 import { BridgeCore, type FrameSink } from "./core.ts";
 import { type DurableState, openDurableState } from "./durable-state.ts";
+import { EgressService } from "./egress/egress-service.ts";
+import type { NetworkMode } from "./egress/rules.ts";
 import { GrantStore } from "./grants/grant-store.ts";
 import { grantsPathOf } from "./launch-plan.ts";
 import { NetworkServer } from "./network.ts";
@@ -23,7 +25,7 @@ export async function runBridge(prestart: Prestart): Promise<void> {
     log.fatal({ err: prestart.error.message }, "bridge failed to start");
     process.exit(prestart.exitCode);
   }
-  const { options, token, listener, gate, pi, isolation, state, leftovers, launch, agent } = prestart;
+  const { options, token, listener, gate, pi, isolation, state, leftovers, launch, agent, egress } = prestart;
   let logFile: LogFileInfo | undefined;
   try {
     logFile = await addLogFile(log, {
@@ -47,6 +49,7 @@ export async function runBridge(prestart: Prestart): Promise<void> {
   let network: NetworkServer | undefined;
   let stdioSink: StdioSink | undefined;
   let durable: DurableState | undefined;
+  let egressService: EgressService | undefined;
   const requestShutdown = (reason: string, exitCode = 0): void => {
     if (shutdownStarted) return;
     shutdownStarted = true;
@@ -54,6 +57,7 @@ export async function runBridge(prestart: Prestart): Promise<void> {
       log.info({ reason }, "shutting down");
       core.beginShutdown();
       await core.agent?.terminate(options.killGraceMs);
+      await egressService?.close();
       if (network) await network.close();
       if (stdioSink) await stdioSink.flush();
       durable?.close();
@@ -109,7 +113,15 @@ export async function runBridge(prestart: Prestart): Promise<void> {
           onOpenDialogs: (ids: string[]) => durable?.saveOpenDialogs(ids),
         }
       : {}),
-    ...(options.listen ? { restartAgent: () => startAgent(launch) } : {}),
+    ...(options.listen
+      ? {
+          restartAgent: () => {
+            const pair = startAgent(launch);
+            egressService?.watch(pair);
+            return pair;
+          },
+        }
+      : {}),
     ...(session
       ? {
           onSession: (next: { sessionId: string; sessionFile: string | null }) => {
@@ -133,6 +145,27 @@ export async function runBridge(prestart: Prestart): Promise<void> {
     process.exit(1);
   });
 
+  // The egress proxy on the listener prestart bound (its port is in the tools' environment).
+  // TODO(netmode): the NetworkModeStore's getter replaces this constant default.
+  const networkMode = (): NetworkMode => "registries";
+  if (egress.listener) {
+    egressService = new EgressService({
+      listener: egress.listener,
+      networkMode,
+      policy: () => readEffectivePolicy().policy,
+      registries: egress.registries,
+      grants,
+      ask: (question) => core.askPerson(question),
+      log: log.child({ component: "egress" }),
+    });
+    egressService.watch(agent);
+    log.info(
+      { port: egressService.port, registries: egress.registries.map((r) => r.name) },
+      "egress proxy listening",
+    );
+  } else {
+    log.error({ problem: egress.problem }, "egress protection degraded: no egress proxy");
+  }
   // What the previous bridge on this state dir left open is settled before anything new happens.
   if (durable) core.recoverInterrupted(durable.openDialogs);
   // Pi was started by prestart (warm before the first client); from here on the core reads it.

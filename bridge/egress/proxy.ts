@@ -14,7 +14,7 @@ import {
   type Server,
   type ServerResponse,
 } from "node:http";
-import { type AddressInfo, connect, isIP, type Socket } from "node:net";
+import { type AddressInfo, connect, isIP, type Server as NetServer, type Socket } from "node:net";
 import type { Duplex } from "node:stream";
 import type { Logger } from "../../agent-runtime/log.ts";
 import { isInternalAddress } from "./address-class.ts";
@@ -38,6 +38,11 @@ export interface EgressVerdict {
   /** The rule or grant that decided (audit log, the refusal's text). */
   rule: string;
   reason: string;
+  /** The grant that allowed it, the dialog the person answered, the tool call that asked (audit log). */
+  grant?: string;
+  dialog?: string;
+  call?: string | null;
+  pid?: number;
 }
 
 export interface EgressRecord extends EgressVerdict {
@@ -64,6 +69,9 @@ export interface EgressProxyOptions {
   connectTimeoutMs?: number;
   /** A tunnel or request with no traffic for this long is closed. */
   idleTimeoutMs?: number;
+  /** A tool connected to the proxy, and that connection closed (by the tool's port: attribution). */
+  onConnection?: (clientPort: number) => void;
+  onConnectionClosed?: (clientPort: number) => void;
 }
 
 /** Headers that belong to one hop (RFC 9110 7.6.1), plus the proxy's own. */
@@ -104,6 +112,7 @@ export class EgressProxy {
   private readonly options: EgressProxyOptions;
   private pending = 0;
   private readonly sockets = new Set<Socket | Duplex>();
+  private adopted: NetServer | undefined;
 
   constructor(options: EgressProxyOptions) {
     this.options = options;
@@ -115,8 +124,27 @@ export class EgressProxy {
     });
     this.server.on("connection", (socket: Socket) => {
       this.sockets.add(socket);
-      socket.once("close", () => this.sockets.delete(socket));
+      const clientPort = socket.remotePort ?? 0;
+      options.onConnection?.(clientPort);
+      socket.once("close", () => {
+        this.sockets.delete(socket);
+        options.onConnectionClosed?.(clientPort);
+      });
     });
+  }
+
+  /**
+   * Serves the connections of a listener bound elsewhere (prestart binds it before Pi starts, so the tools'
+   * environment can name its port); connections it queued before are served too.
+   */
+  adopt(listener: {
+    server: NetServer;
+    handOver(onConnection: (socket: Socket) => void): void;
+  }): AddressInfo {
+    this.adopted = listener.server;
+    listener.server.maxConnections = this.server.maxConnections;
+    listener.handOver((socket) => this.server.emit("connection", socket));
+    return listener.server.address() as AddressInfo;
   }
 
   /** Listens on loopback (the tools reach the proxy through the supervisor's loopback rule). */
@@ -132,12 +160,14 @@ export class EgressProxy {
   }
 
   get address(): AddressInfo | null {
-    return this.server.address() as AddressInfo | null;
+    return (this.adopted ?? this.server).address() as AddressInfo | null;
   }
 
   async close(): Promise<void> {
+    const adopted = this.adopted;
+    if (adopted) await new Promise<void>((resolve) => adopted.close(() => resolve()));
     for (const socket of this.sockets) socket.destroy();
-    await new Promise<void>((resolve) => this.server.close(() => resolve()));
+    if (this.server.listening) await new Promise<void>((resolve) => this.server.close(() => resolve()));
   }
 
   /** Asks the caller, bounded: too many decisions waiting at once is a refusal, never a pass. */
