@@ -24,8 +24,8 @@ export interface EgressServiceOptions {
   grants: GrantStore;
   ask: (question: BridgeQuestion) => Promise<BridgeAnswer>;
   log: Logger;
-  /** Test hooks of the proxy (name resolution, internal addresses). */
-  proxy?: Pick<EgressProxyOptions, "resolve" | "allowInternal">;
+  /** Test hooks of the proxy (name resolution, internal addresses, each decision). */
+  proxy?: Pick<EgressProxyOptions, "resolve" | "allowInternal" | "onDecision">;
 }
 
 export class EgressService {
