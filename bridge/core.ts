@@ -232,8 +232,8 @@ export class BridgeCore {
   }
 
   /** A select dialog the bridge itself asks the person (the egress proxy's destinations); a refusal means no. */
-  askPerson(question: BridgeQuestion): Promise<BridgeAnswer> {
-    return this.dialogs.ask(question, () => this.attachedClient);
+  askPerson(question: BridgeQuestion, signal?: AbortSignal): Promise<BridgeAnswer> {
+    return this.dialogs.ask(question, () => this.attachedClient, signal);
   }
 
   /** The session grants (the egress proxy reads and adds destination grants). */

@@ -155,12 +155,16 @@ export async function runBridge(prestart: Prestart): Promise<void> {
       policy: () => readEffectivePolicy().policy,
       registries: egress.registries,
       grants,
-      ask: (question) => core.askPerson(question),
+      ask: (question, signal) => core.askPerson(question, signal),
       log: log.child({ component: "egress" }),
     });
     egressService.watch(agent);
     log.info(
-      { port: egressService.port, registries: egress.registries.map((r) => r.name) },
+      {
+        port: egressService.port,
+        registries: egress.registries.map((r) => r.name),
+        supervised: agent.executor.supervised,
+      },
       "egress proxy listening",
     );
   } else {

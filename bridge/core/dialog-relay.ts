@@ -176,10 +176,11 @@ export class DialogRelay {
    * (no client within the detached grace, a malformed answer, a cancel, shutdown, Pi gone, too many waiting):
    * never by a timeout of its own, and never with an option nobody chose.
    */
-  ask(question: BridgeQuestion, by: () => string | undefined): Promise<BridgeAnswer> {
+  ask(question: BridgeQuestion, by: () => string | undefined, signal?: AbortSignal): Promise<BridgeAnswer> {
     const dialogId = `${BRIDGE_DIALOG_PREFIX}${question.topic}:${randomBytes(12).toString("hex")}`;
     if (this.own.size >= MAX_BRIDGE_DIALOGS)
       return Promise.resolve({ dialogId, choice: null, refused: "too_many" });
+    if (signal?.aborted) return Promise.resolve({ dialogId, choice: null, refused: "cancelled" });
     const { sink } = this.options;
     const line: Frame = {
       type: "extension_ui_request",
@@ -201,6 +202,8 @@ export class DialogRelay {
     });
     sink.publish(line);
     this.book.request(dialog, undefined, "bridge");
+    // Whoever asked is gone: the dialog is withdrawn (announced as cancelled), never left for someone to answer.
+    signal?.addEventListener("abort", () => this.book.refuse(dialogId, "cancelled"), { once: true });
     return answered;
   }
 

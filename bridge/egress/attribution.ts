@@ -5,6 +5,7 @@
 // arrives (both follow the order of the connects), within a short window. Connects made at the same moment by
 // two calls can swap their names. The name is shown to the person and logged; no decision depends on it (the
 // destination decides).
+import { constants } from "node:os";
 import type { EgressEvent } from "../../agent-runtime/sandbox/supervisor.ts";
 
 export interface Attribution {
@@ -35,7 +36,9 @@ export class ConnectAttribution {
 
   /** A supervisor report (AgentPair.onEgress). */
   note(event: EgressEvent): void {
-    if (event.type !== "connect" || event.verdict !== "performed" || event.errno !== 0) return;
+    if (event.type !== "connect" || event.verdict !== "performed") return;
+    // A non-blocking tool's connect is reported under way (EINPROGRESS); it reaches the proxy all the same.
+    if (event.errno !== 0 && event.errno !== constants.errno.EINPROGRESS) return;
     if (event.port !== this.proxyPort() || !isLoopback(event.address)) return;
     this.reports.push({ at: this.now(), who: { pid: event.pid, call: event.call } });
     if (this.reports.length > MAX_PENDING) this.reports.shift();

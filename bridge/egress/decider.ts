@@ -22,7 +22,7 @@ export interface EgressDeciderOptions {
   registries: readonly Registry[];
   grants: GrantStore;
   /** Raises the bridge's own select dialog (BridgeCore.askPerson). */
-  ask: (question: BridgeQuestion) => Promise<BridgeAnswer>;
+  ask: (question: BridgeQuestion, signal?: AbortSignal) => Promise<BridgeAnswer>;
   /** Who made the connection (best effort), waiting briefly for the supervisor's report. */
   attribute?: (clientPort: number) => Promise<Attribution | undefined>;
   log: Logger;
@@ -109,25 +109,28 @@ export class EgressDecider {
     const asker = who
       ? `${who.call ? `tool call ${who.call}` : "a tool process outside any call"} (pid ${who.pid})`
       : "a tool (the call is not known)";
-    const answer = await this.options.ask({
-      topic: "egress",
-      title: `Allow network access to ${key}?`,
-      message: [
-        `host: ${destination.host}`,
-        `port: ${destination.port}`,
-        `asked by: ${asker}`,
-        `how: ${request.via === "connect" ? "a tunnel (HTTP CONNECT)" : "a plain HTTP request"}`,
-        `why: ${rule.why} (rule ${rule.name})`,
-      ].join("\n"),
-      options: DESTINATION_CHOICES,
-      details: {
-        kind: "egress",
-        host: destination.host,
-        port: destination.port,
-        call: who?.call ?? null,
-        pid: who?.pid ?? null,
+    const answer = await this.options.ask(
+      {
+        topic: "egress",
+        title: `Allow network access to ${key}?`,
+        message: [
+          `host: ${destination.host}`,
+          `port: ${destination.port}`,
+          `asked by: ${asker}`,
+          `how: ${request.via === "connect" ? "a tunnel (HTTP CONNECT)" : "a plain HTTP request"}`,
+          `why: ${rule.why} (rule ${rule.name})`,
+        ].join("\n"),
+        options: DESTINATION_CHOICES,
+        details: {
+          kind: "egress",
+          host: destination.host,
+          port: destination.port,
+          call: who?.call ?? null,
+          pid: who?.pid ?? null,
+        },
       },
-    });
+      request.signal,
+    );
     const dialog = answer.dialogId;
     if (answer.choice === null)
       return { ...deny(`dialog-refused:${answer.refused}`, "the person did not allow it"), dialog };

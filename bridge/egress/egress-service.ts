@@ -22,7 +22,7 @@ export interface EgressServiceOptions {
   policy: () => PolicyMode;
   registries: readonly Registry[];
   grants: GrantStore;
-  ask: (question: BridgeQuestion) => Promise<BridgeAnswer>;
+  ask: (question: BridgeQuestion, signal?: AbortSignal) => Promise<BridgeAnswer>;
   log: Logger;
   /** Test hooks of the proxy (name resolution, internal addresses, each decision). */
   proxy?: Pick<EgressProxyOptions, "resolve" | "allowInternal" | "onDecision">;

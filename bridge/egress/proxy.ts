@@ -31,6 +31,8 @@ export interface EgressRequest {
   via: "connect" | "http";
   /** The tool's end of the connection to the proxy (the supervisor's reports attribute it to a call). */
   clientPort: number;
+  /** Aborted when the tool's connection closes before the decision (a dialog about it is withdrawn). */
+  signal?: AbortSignal;
 }
 
 export interface EgressVerdict {
@@ -227,6 +229,7 @@ export class EgressProxy {
       destination: parsed.destination,
       via: "connect",
       clientPort: (req.socket as Socket).remotePort ?? 0,
+      signal: closedSignal(client),
     };
     const verdict = await this.decide(request);
     if (client.destroyed) return;
@@ -275,6 +278,7 @@ export class EgressProxy {
       destination: parsed.destination,
       via: "http",
       clientPort: req.socket.remotePort ?? 0,
+      signal: closedSignal(req.socket),
     };
     const verdict = await this.decide(request);
     if (!verdict.allow) {
@@ -349,6 +353,14 @@ export class EgressProxy {
     this.sockets.add(socket);
     socket.once("close", () => this.sockets.delete(socket));
   }
+}
+
+/** A signal aborted when `socket` closes (the tool gave up waiting). */
+function closedSignal(socket: Duplex): AbortSignal {
+  const controller = new AbortController();
+  if (socket.destroyed) controller.abort();
+  else socket.once("close", () => controller.abort());
+  return controller.signal;
 }
 
 function refuseTunnel(socket: Duplex, status: number, reason: string): void {

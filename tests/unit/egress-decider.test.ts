@@ -40,7 +40,7 @@ async function wired(setup: { mode?: NetworkMode; policy?: PolicyMode } = {}) {
     policy: () => state.policy,
     registries: DEFAULT_REGISTRIES,
     grants: h.core.grantStore,
-    ask: (question) => h.core.askPerson(question),
+    ask: (question, signal) => h.core.askPerson(question, signal),
     log,
   });
   return { h, state, decider };
@@ -135,6 +135,24 @@ test("egress decision: a refused dialog denies; a stricter mode set while asking
   assert.deepEqual(second.h.core.snapshot().grants, [], "no grant was made");
 });
 
+test("egress decision: a tool that hangs up withdraws its dialog; the next request asks anew", async () => {
+  const { h, decider } = await wired();
+  const hangUp = new AbortController();
+  const gone = decider.decide({ ...request("example.test:443"), signal: hangUp.signal });
+  await settle();
+  hangUp.abort();
+  const verdict = await gone;
+  assert.deepEqual([verdict.allow, verdict.rule], [false, "dialog-refused:cancelled"]);
+  assert.deepEqual(
+    h.sink.of("dialog_closed").map((f) => f.reason),
+    ["cancelled"],
+  );
+  assert.deepEqual(h.core.pendingDialogs(), []);
+  const next = decider.decide(request("example.test:443"));
+  await answerLast(h, APPROVAL_CHOICES.once, "a1");
+  assert.equal((await next).allow, true);
+});
+
 test("egress decision: requests for a destination being asked about wait for that one dialog", async () => {
   const { h, decider } = await wired();
   const all = [1, 2, 3].map((n) => decider.decide(request("example.test:443", 40000 + n)));
@@ -159,7 +177,7 @@ test("egress decision: requests for a destination being asked about wait for tha
 
 test("egress attribution: accepted connections and supervisor reports pair in order", async () => {
   const attribution = new ConnectAttribution({ proxyPort: () => 3128 });
-  const report = (pid: number, call: string | null, port = 3128) =>
+  const report = (pid: number, call: string | null, port = 3128, errno = 0) =>
     attribution.note({
       type: "connect",
       pid,
@@ -168,9 +186,10 @@ test("egress attribution: accepted connections and supervisor reports pair in or
       address: "127.0.0.1",
       port,
       verdict: "performed",
-      errno: 0,
+      errno,
     });
-  report(10, "call-a");
+  report(9, "refused-call", 3128, 111); // ECONNREFUSED: it never reached the proxy
+  report(10, "call-a", 3128, 115); // EINPROGRESS: a non-blocking connect under way
   report(11, null, 8080); // not to the proxy: ignored
   attribution.accepted(50001);
   attribution.accepted(50002);
@@ -255,7 +274,7 @@ test("egress service: the proxy on a prestart-bound listener asks, passes once, 
     policy: () => "auto",
     registries: DEFAULT_REGISTRIES,
     grants: h.core.grantStore,
-    ask: (question) => h.core.askPerson(question),
+    ask: (question, signal) => h.core.askPerson(question, signal),
     log,
     // The stand-in destination `origin.test` is this loopback origin (only tests let the proxy reach loopback).
     proxy: {
