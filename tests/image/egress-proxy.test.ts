@@ -62,7 +62,7 @@ before(
       );
     const context = mkdtempSync(path.join(tmpdir(), "egress-proxy-probes-"));
     try {
-      for (const file of ["sandbox-infra.mjs", "egress-standin.mjs"])
+      for (const file of ["sandbox-infra.mjs", "egress-standin.mjs", "egress-registry-setup.mjs"])
         copyFileSync(path.join(FIXTURES, file), path.join(context, file));
       writeFileSync(
         path.join(context, "Dockerfile"),
@@ -70,7 +70,7 @@ before(
           `FROM ${IMAGE}`,
           "USER root",
           "RUN apt-get update && apt-get install -y --no-install-recommends iproute2 && rm -rf /var/lib/apt/lists/*",
-          "COPY sandbox-infra.mjs egress-standin.mjs /opt/egress-test/",
+          "COPY sandbox-infra.mjs egress-standin.mjs egress-registry-setup.mjs /opt/egress-test/",
           "RUN chmod 0644 /opt/egress-test/*",
           "",
         ].join("\n"),
@@ -226,6 +226,7 @@ async function start(t: TestContext, mode: Mode): Promise<Running> {
       "git -c user.email=t@test -c user.name=t commit -q -m seed",
       "git clone -q --bare /tmp/seed-repo /srv/standin/repo.git",
       "git --git-dir=/srv/standin/repo.git update-server-info",
+      `node /opt/egress-test/egress-registry-setup.mjs /srv/standin http://${STANDIN}`,
       `nohup node /opt/egress-test/sandbox-infra.mjs '${JSON.stringify(infra)}' > /run/infra.log 2>&1 &`,
       `nohup node /opt/egress-test/egress-standin.mjs ${TARGET} 8080 /srv/standin /run/standin-counts.json > /run/standin.log 2>&1 &`,
       "echo SETUP_DONE",
@@ -325,6 +326,7 @@ describe("the egress proxy in the image: per-destination dialogs, grants, regist
       const dialog = denied.selects[0] as Frame;
       assert.match(String(dialog.title), /203\.0\.113\.7:80/);
       assert.match(String(dialog.message), /host: 203\.0\.113\.7\nport: 80/);
+      assert.match(String(dialog.message), /asked by: tool call \S+ \(pid \d+\)/, String(dialog.message));
       assert.deepEqual(await r.sink(), { connections: 0, secretSeen: false });
 
       // Allow once: it arrives once; the next run asks again.
@@ -354,12 +356,17 @@ describe("the egress proxy in the image: per-destination dialogs, grants, regist
       assert.equal(afterRevoke.selects.length, 1, "revoked: it asks again");
       assert.equal((await r.sink()).connections, 3);
 
-      // The registry stand-in named in the registries file: git clone through the proxy, no dialog.
+      // The registry stand-in named in the registries file: git clone and npm install through the proxy, no dialog.
       const clone = await r.tool(
         `BASH git clone -q http://${STANDIN}/repo.git /tmp/standin-clone && cat /tmp/standin-clone/README`,
       );
       assert.match(clone.text, /standin-content/, clone.text);
       assert.equal(clone.selects.length, 0, "a registry in auto: no dialog");
+      const npm = await r.tool(
+        `BASH mkdir -p /workspace/npm-test && cd /workspace/npm-test && npm install --no-audit --no-fund --no-update-notifier --registry http://${STANDIN}/ egress-standin-pkg >/dev/null 2>&1; node -e 'console.log(require("egress-standin-pkg"))'`,
+      );
+      assert.match(npm.text, /standin-package-content/, npm.text);
+      assert.equal(npm.selects.length, 0, "a registry in auto: no dialog");
 
       // The audit log names the rule or grant of every decision.
       const audit = (await r.logs())
