@@ -62,15 +62,21 @@ before(
       );
     const context = mkdtempSync(path.join(tmpdir(), "egress-proxy-probes-"));
     try {
-      for (const file of ["sandbox-infra.mjs", "egress-standin.mjs", "egress-registry-setup.mjs"])
+      for (const file of [
+        "sandbox-infra.mjs",
+        "egress-standin.mjs",
+        "egress-registry-setup.mjs",
+        "egress-wheel-setup.py",
+      ])
         copyFileSync(path.join(FIXTURES, file), path.join(context, file));
       writeFileSync(
         path.join(context, "Dockerfile"),
         [
           `FROM ${IMAGE}`,
           "USER root",
-          "RUN apt-get update && apt-get install -y --no-install-recommends iproute2 && rm -rf /var/lib/apt/lists/*",
-          "COPY sandbox-infra.mjs egress-standin.mjs egress-registry-setup.mjs /opt/egress-test/",
+          // pip for the PyPI stand-in (the product image has no Python; a test-only layer).
+          "RUN apt-get update && apt-get install -y --no-install-recommends iproute2 python3 python3-pip && rm -rf /var/lib/apt/lists/*",
+          "COPY sandbox-infra.mjs egress-standin.mjs egress-registry-setup.mjs egress-wheel-setup.py /opt/egress-test/",
           "RUN chmod 0644 /opt/egress-test/*",
           "",
         ].join("\n"),
@@ -227,6 +233,7 @@ async function start(t: TestContext, mode: Mode): Promise<Running> {
       "git clone -q --bare /tmp/seed-repo /srv/standin/repo.git",
       "git --git-dir=/srv/standin/repo.git update-server-info",
       `node /opt/egress-test/egress-registry-setup.mjs /srv/standin http://${STANDIN}`,
+      "python3 /opt/egress-test/egress-wheel-setup.py /srv/standin",
       `nohup node /opt/egress-test/sandbox-infra.mjs '${JSON.stringify(infra)}' > /run/infra.log 2>&1 &`,
       `nohup node /opt/egress-test/egress-standin.mjs ${TARGET} 8080 /srv/standin /run/standin-counts.json > /run/standin.log 2>&1 &`,
       "echo SETUP_DONE",
@@ -356,7 +363,8 @@ describe("the egress proxy in the image: per-destination dialogs, grants, regist
       assert.equal(afterRevoke.selects.length, 1, "revoked: it asks again");
       assert.equal((await r.sink()).connections, 3);
 
-      // The registry stand-in named in the registries file: git clone and npm install through the proxy, no dialog.
+      // The registry stand-in named in the registries file: git clone, npm install and pip install through the
+      // proxy, no dialog.
       const clone = await r.tool(
         `BASH git clone -q http://${STANDIN}/repo.git /tmp/standin-clone && cat /tmp/standin-clone/README`,
       );
@@ -367,6 +375,11 @@ describe("the egress proxy in the image: per-destination dialogs, grants, regist
       );
       assert.match(npm.text, /standin-package-content/, npm.text);
       assert.equal(npm.selects.length, 0, "a registry in auto: no dialog");
+      const pip = await r.tool(
+        `BASH pip install -q --disable-pip-version-check --no-cache-dir --index-url http://${STANDIN}/simple/ --target /workspace/pydeps egress-standin-pkg >/dev/null 2>&1; PYTHONPATH=/workspace/pydeps python3 -c 'import egress_standin_pkg as p; print(p.CONTENT)'`,
+      );
+      assert.match(pip.text, /standin-python-content/, pip.text);
+      assert.equal(pip.selects.length, 0, "a registry in auto: no dialog");
 
       // The audit log names the rule or grant of every decision.
       const audit = (await r.logs())
