@@ -376,7 +376,7 @@ describe("the egress proxy in the image: per-destination dialogs, grants, regist
       assert.match(npm.text, /standin-package-content/, npm.text);
       assert.equal(npm.selects.length, 0, "a registry in auto: no dialog");
       const pip = await r.tool(
-        `BASH pip install -q --disable-pip-version-check --no-cache-dir --index-url http://${STANDIN}/simple/ --target /workspace/pydeps egress-standin-pkg >/dev/null 2>&1; PYTHONPATH=/workspace/pydeps python3 -c 'import egress_standin_pkg as p; print(p.CONTENT)'`,
+        `BASH pip install -q --disable-pip-version-check --no-cache-dir --index-url http://${STANDIN}/simple/ --trusted-host ${TARGET} --target /workspace/pydeps egress-standin-pkg 2>&1 | tail -5; PYTHONPATH=/workspace/pydeps python3 -c 'import egress_standin_pkg as p; print(p.CONTENT)'`,
       );
       assert.match(pip.text, /standin-python-content/, pip.text);
       assert.equal(pip.selects.length, 0, "a registry in auto: no dialog");
