@@ -317,3 +317,25 @@ test("egress service: the proxy on a prestart-bound listener asks, passes once, 
     ],
   );
 });
+
+test("egress listener: a connection made before the proxy takes the listener over is served after", async () => {
+  const h = coreHarness();
+  await h.deliver();
+  const listener = await bindEgressListener();
+  const early = get(listener.address.port, "http://registry.npmjs.org:8/");
+  await settle();
+  const service = new EgressService({
+    listener,
+    networkMode: () => "lockdown",
+    policy: () => "auto",
+    registries: DEFAULT_REGISTRIES,
+    grants: h.core.grantStore,
+    ask: (question, signal) => h.core.askPerson(question, signal),
+    log,
+  });
+  after(() => service.close());
+  const answer = await early;
+  assert.equal(answer.status, 403);
+  assert.match(answer.body, /locked down/);
+  assert.equal(service.proxy.address?.port, listener.address.port);
+});
