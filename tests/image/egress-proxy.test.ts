@@ -212,7 +212,7 @@ async function start(t: TestContext, mode: Mode): Promise<Running> {
     bridgeSocket: "/relay/bridge.sock",
     sbxPort: PORTS.sbx,
     sbxSocket: "/relay/sbx-unused.sock",
-    sink: { hosts: [TARGET], tcpPorts: [80], udpPorts: [] },
+    sink: { hosts: [TARGET], tcpPorts: [80, 443], udpPorts: [] },
   };
   const setup = await root(
     [
@@ -363,6 +363,13 @@ describe("the egress proxy in the image: per-destination dialogs, grants, regist
       assert.equal(afterRevoke.selects.length, 1, "revoked: it asks again");
       assert.equal((await r.sink()).connections, 3);
 
+      // A tunnel (HTTPS through CONNECT) to another port: its own dialog, naming the tunnel; once reaches it once.
+      const tunnel = await r.tool(`BASH sh /workspace/send.sh https://${TARGET}/`, APPROVAL_CHOICES.once);
+      assert.equal(tunnel.selects.length, 1, "another port: another destination");
+      assert.match(String(tunnel.selects[0]?.title), /203\.0\.113\.7:443/);
+      assert.match(String(tunnel.selects[0]?.message), /a tunnel \(HTTP CONNECT\)/);
+      assert.equal((await r.sink()).connections, 4);
+
       // The registry stand-in named in the registries file: git clone, npm install and pip install through the
       // proxy, no dialog.
       const clone = await r.tool(
@@ -388,12 +395,12 @@ describe("the egress proxy in the image: per-destination dialogs, grants, regist
         .map((line) => JSON.parse(line.slice(line.indexOf("{"))) as { destination: string; rule: string });
       const rules = audit.map((a) => a.rule.replace(/^grant:g-[0-9a-f]{16}$/, "grant"));
       assert.deepEqual(
-        rules.slice(0, 6),
-        ["person-deny", "person-once", "person-deny", "grant", "grant", "person-deny"],
+        rules.slice(0, 7),
+        ["person-deny", "person-once", "person-deny", "grant", "grant", "person-deny", "person-once"],
         JSON.stringify(audit),
       );
-      assert.ok(rules.length > 6, JSON.stringify(audit));
-      assert.deepEqual([...new Set(rules.slice(6))], ["auto-registry"], "every request of the clone");
+      assert.ok(rules.length > 7, JSON.stringify(audit));
+      assert.deepEqual([...new Set(rules.slice(7))], ["auto-registry"], "every request of the clone");
     });
   }
 });
