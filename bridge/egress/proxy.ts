@@ -166,10 +166,13 @@ export class EgressProxy {
   }
 
   async close(): Promise<void> {
-    const adopted = this.adopted;
-    if (adopted) await new Promise<void>((resolve) => adopted.close(() => resolve()));
+    // Stop accepting first, then end every open connection: a server's close waits for its connections.
+    const servers = [this.adopted, this.server.listening ? this.server : undefined].filter(
+      (server): server is NetServer => server !== undefined,
+    );
+    const closed = servers.map((server) => new Promise<void>((resolve) => server.close(() => resolve())));
     for (const socket of this.sockets) socket.destroy();
-    if (this.server.listening) await new Promise<void>((resolve) => this.server.close(() => resolve()));
+    await Promise.all(closed);
   }
 
   /** Asks the caller, bounded: too many decisions waiting at once is a refusal, never a pass. */

@@ -339,3 +339,25 @@ test("egress listener: a connection made before the proxy takes the listener ove
   assert.match(answer.body, /locked down/);
   assert.equal(service.proxy.address?.port, listener.address.port);
 });
+
+test("egress service: close ends open connections and a dialog waiting on one (shutdown does not wait for tools)", async () => {
+  const h = coreHarness();
+  await h.deliver();
+  h.core.attach("person");
+  const listener = await bindEgressListener();
+  const service = new EgressService({
+    listener,
+    networkMode: () => "registries",
+    policy: () => "auto",
+    registries: DEFAULT_REGISTRIES,
+    grants: h.core.grantStore,
+    ask: (question, signal) => h.core.askPerson(question, signal),
+    log,
+  });
+  const waiting = get(listener.address.port, "http://example.test/").catch((error: Error) => error);
+  while (h.core.pendingDialogs().length === 0) await settle();
+  await service.close();
+  assert.ok((await waiting) instanceof Error, "the tool's connection was ended");
+  assert.deepEqual(h.core.pendingDialogs(), [], "its dialog was withdrawn");
+  assert.equal(h.sink.of("dialog_closed").at(-1)?.reason, "cancelled");
+});
