@@ -7,7 +7,7 @@ import type { Logger } from "../agent-runtime/log.ts";
 import { ClientCommands } from "./core/client-commands.ts";
 import { type Clock, IdleTimer, systemClock, Waiters } from "./core/clock.ts";
 import { CommandLedger } from "./core/command-ledger.ts";
-import { DialogRelay } from "./core/dialog-relay.ts";
+import { type BridgeAnswer, type BridgeQuestion, DialogRelay } from "./core/dialog-relay.ts";
 import { errorFrame, type Frame, type FrameSink } from "./core/frames.ts";
 import { GrantRelay } from "./core/grant-relay.ts";
 import { HeldQueue } from "./core/held-queue.ts";
@@ -33,7 +33,7 @@ import type {
 } from "./protocol.ts";
 import type { RestartPolicy } from "./restart-policy.ts";
 
-export type { Frame, FrameSink, NetworkModeAccess, PolicyAccess, SessionInfo };
+export type { BridgeAnswer, BridgeQuestion, Frame, FrameSink, NetworkModeAccess, PolicyAccess, SessionInfo };
 
 /** Delivery counts as frozen once a frame has waited this long to become sendable (the journal stuck). */
 export const DELIVERY_FROZEN_MS = 5_000;
@@ -80,6 +80,7 @@ export class BridgeCore {
   private readonly held = new HeldQueue();
   private readonly mirror: Mirror;
   private readonly grants: GrantRelay;
+  private readonly grantsStore: GrantStore;
   private readonly policy: PolicyRelay;
   private readonly supervisor: Supervisor;
   private readonly dialogs: DialogRelay;
@@ -110,8 +111,9 @@ export class BridgeCore {
       sink,
       finished: changed,
     });
+    this.grantsStore = options.grants ?? new GrantStore({ sessionId: null });
     this.grants = new GrantRelay({
-      store: options.grants ?? new GrantStore({ sessionId: null }),
+      store: this.grantsStore,
       sink,
       log,
       attachedClient: () => this.attachedClient,
@@ -236,6 +238,16 @@ export class BridgeCore {
 
   pendingDialogs(): PendingDialog[] {
     return this.dialogs.book.pending();
+  }
+
+  /** A select dialog the bridge itself asks the person (the egress proxy's destinations); a refusal means no. */
+  askPerson(question: BridgeQuestion, signal?: AbortSignal): Promise<BridgeAnswer> {
+    return this.dialogs.ask(question, () => this.attachedClient, signal);
+  }
+
+  /** The session grants (the egress proxy reads and adds destination grants). */
+  get grantStore(): GrantStore {
+    return this.grantsStore;
   }
 
   /** Asks Pi for its state (bounded wait); the snapshot keeps the last known state otherwise. */

@@ -1,7 +1,8 @@
-// The dialog lifecycle on its own (no transport, no Pi, no clock of its own): Pi asks, a client answers or
-// something refuses it. Every dialog ends exactly once, either with Pi accepting one validated client
-// answer, or with one `dialog_closed` (refused). Nothing here can approve: the only non-cancel answer
-// that leaves this module is one a client sent for that dialog, checked against its kind.
+// The dialog lifecycle on its own (no transport, no Pi, no clock of its own): Pi (or the bridge itself) asks, a
+// client answers or something refuses it. Every dialog ends exactly once, either with its owner accepting one
+// validated client answer, or with one `dialog_closed` (refused). Nothing here can approve: the only non-cancel
+// answer that leaves this module is one a client sent for that dialog, checked against its kind. A dialog the
+// bridge asks (an egress destination) follows the same rules; it is never Pi's to cancel or answer.
 import { checkAnswer, type DialogAnswer } from "./dialogs.ts";
 import type { PendingDialog } from "./protocol.ts";
 
@@ -16,9 +17,12 @@ export type DialogCloseReason =
 /** Why an answer found no pending dialog (`data.reason` of `ui_request_not_pending`). */
 export type NotPendingReason = "unknown" | "answered" | "refused" | "timed_out";
 
+/** Who asked a dialog and takes its answer: Pi (its extension), or the bridge itself. */
+export type DialogOwner = "pi" | "bridge";
+
 export type AnswerDecision =
-  /** Send this answer to Pi; its verdict comes back through `verdict()`. */
-  | { kind: "forward"; dialog: PendingDialog; answer: DialogAnswer }
+  /** Send this answer to its owner (Pi, or the bridge); the verdict comes back through `verdict()`. */
+  | { kind: "forward"; dialog: PendingDialog; answer: DialogAnswer; owner: DialogOwner }
   | { kind: "not_pending"; reason: NotPendingReason }
   /** The answer does not fit the dialog; `declined` says the dialog was refused because of it. */
   | { kind: "malformed"; problem: string; declined: boolean };
@@ -41,6 +45,8 @@ export interface TimerApi {
 export interface DialogEffects {
   /** Answers Pi with `cancelled` (the gate blocks the call). Only called while Pi holds the dialog. */
   cancelInPi(dialogId: string): void;
+  /** A dialog the bridge asked was refused (its question is answered "no"). */
+  refusedOwn?(dialogId: string, reason: DialogCloseReason): void;
   /** Announces a refusal to clients (`dialog_closed`). */
   announceClosed(dialogId: string, reason: DialogCloseReason): void;
   /** The set of open dialogs changed (idle accounting). */
@@ -52,6 +58,7 @@ type Phase = "pending" | "answering";
 
 interface Tracked {
   dialog: PendingDialog;
+  owner: DialogOwner;
   phase: Phase;
   timeoutTimer: unknown;
   graceTimer: unknown;
@@ -75,15 +82,25 @@ export class DialogBook {
     this.graceMs = options.detachedGraceMs;
   }
 
-  /** Pi sent a dialog request (`timeoutMs`: Pi's own timeout, after which Pi resolves it with a default). */
-  request(dialog: PendingDialog, timeoutMs?: number): void {
+  /**
+   * A dialog request: Pi's (`timeoutMs`: Pi's own timeout, after which Pi resolves it with a default), or the
+   * bridge's own (`owner` "bridge": no timeout, nothing approves by one).
+   */
+  request(dialog: PendingDialog, timeoutMs?: number, owner: DialogOwner = "pi"): void {
     if (this.open.has(dialog.id) || this.tombstones.has(dialog.id)) {
       // Pi's ids are random UUIDs; a repeat is not a new dialog. Refuse it rather than track it twice.
       this.effects.warn({ dialog: dialog.id }, "dialog id seen before: refused");
-      this.effects.cancelInPi(dialog.id);
+      if (owner === "pi") this.effects.cancelInPi(dialog.id);
+      else this.effects.refusedOwn?.(dialog.id, "cancelled");
       return;
     }
-    const tracked: Tracked = { dialog, phase: "pending", timeoutTimer: undefined, graceTimer: undefined };
+    const tracked: Tracked = {
+      dialog,
+      owner,
+      phase: "pending",
+      timeoutTimer: undefined,
+      graceTimer: undefined,
+    };
     this.open.set(dialog.id, tracked);
     if (this.closing) {
       this.refuse(dialog.id, "shutdown");
@@ -112,7 +129,7 @@ export class DialogBook {
     }
     tracked.phase = "answering";
     this.clearTimers(tracked);
-    return { kind: "forward", dialog: tracked.dialog, answer: check.answer };
+    return { kind: "forward", dialog: tracked.dialog, answer: check.answer, owner: tracked.owner };
   }
 
   /** Pi's verdict on the answer forwarded for `dialogId`. */
@@ -198,9 +215,11 @@ export class DialogBook {
 
   /** The one place a dialog is refused: forgotten first, so a re-entrant call cannot end it twice. */
   private end(dialogId: string, reason: DialogCloseReason, tellPi: boolean): void {
-    if (!this.open.has(dialogId)) return;
+    const tracked = this.open.get(dialogId);
+    if (!tracked) return;
     this.forget(dialogId, reason === "timed_out" ? "timed_out" : "refused");
-    if (tellPi) this.effects.cancelInPi(dialogId);
+    if (tracked.owner === "bridge") this.effects.refusedOwn?.(dialogId, reason);
+    else if (tellPi) this.effects.cancelInPi(dialogId);
     this.effects.announceClosed(dialogId, reason);
     this.effects.changed();
   }

@@ -157,6 +157,8 @@ export interface ProtectionState {
   notes: string[];
   /** The network mode the tools' supervisor applies (AgentLaunch's spec holds it; default `registries`). */
   network?: { mode: NetworkMode };
+  /** The bridge's egress proxy (bridge/egress): absent when none was started, `running` false when it failed. */
+  egressProxy?: { running: boolean; detail: string };
 }
 
 /** The egress protection: the guard the kernel allows, the mode, and whether the supervisor runs it now. */
@@ -170,11 +172,13 @@ function egressProtection(state: ProtectionState, landlockFailed: boolean) {
     detail =
       "network mode open: the tools connect anywhere over TCP and send datagrams (as without the guard)";
   else if (plan.guard === "enforcing" && !running) detail = "the tool supervisor is not running";
+  else if (plan.guard === "enforcing" && state.egressProxy?.running === false)
+    detail += `; ${state.egressProxy.detail}: the tools reach nothing beyond loopback`;
   else if (plan.guard === "enforcing")
     detail += `; mode ${mode}: other destinations only through the egress proxy or a call the person approved`;
   const f = probe.features;
   return {
-    active: plan.guard === "enforcing" && mode !== "open" && running,
+    active: plan.guard === "enforcing" && mode !== "open" && running && state.egressProxy?.running !== false,
     guard: plan.guard,
     mode,
     filter: plan.tier?.filter ?? null,

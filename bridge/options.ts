@@ -35,6 +35,8 @@ export interface BridgeOptions {
   stateDir: string;
   /** The bridge's log file (rotated, size-bounded); default `<state>/logs/bridge.log`. */
   logFile: string | undefined;
+  /** The package registries `auto` lets the tools reach without a dialog (JSON; default: the built-in list). */
+  registriesFile: string | undefined;
   /** Test hook: a Node script run instead of Pi's CLI (fault injection). */
   piCommand: string | undefined;
   /** Flags passed to Pi after the bridge's own. */
@@ -159,6 +161,12 @@ export const BRIDGE_FLAGS: readonly BridgeFlag[] = [
     value: "lockdown|registries|open",
     help: "where the tools may connect: lockdown (nowhere), registries (the default: registries, others ask), open (anywhere, reported as degraded); written to the network-mode file",
     set: oneOf("networkMode", NETWORK_MODES),
+  },
+  {
+    name: "registries-file",
+    value: "JSON",
+    help: 'the package registries auto lets the tools reach through the egress proxy without a dialog: {"registries":[{"name","hosts":["host","*.suffix"],"ports":[443]}]} (replaces the built-in list)',
+    set: text("registriesFile"),
   },
   {
     name: "state-dir",
@@ -333,6 +341,7 @@ export function defaultOptions(): BridgeOptions {
     maxSendQueueBytes: 64 * MiB,
     stateDir: defaultStateDir(),
     logFile: undefined,
+    registriesFile: undefined,
     piCommand: undefined,
     piArgs: [],
   };

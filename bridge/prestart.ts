@@ -11,6 +11,8 @@ import { type EndTreeResult, endTree } from "../agent-runtime/process-tree.ts";
 import { versionLine } from "../agent-runtime/version.ts";
 import { type AgentLaunch, type AgentPair, startAgent } from "./agent-launch.ts";
 import { releaseReserveIfFull } from "./disk-reserve.ts";
+import { bindEgressListener, type EgressListener } from "./egress/egress-listener.ts";
+import { DEFAULT_REGISTRIES, type Registry, readRegistriesFile } from "./egress/registries.ts";
 import { decideProcessPrincipals, isolationReport, type ProtectionState } from "./isolation.ts";
 import { type LaunchPlan, planLaunch } from "./launch-plan.ts";
 import { type BoundListener, bindListener, ListenError } from "./listener.ts";
@@ -33,6 +35,8 @@ export { TOKEN_ENV };
 export class StartupError extends Error {}
 /** The token is missing, too short or unreadable: a usage error (exit 2). */
 export class TokenError extends StartupError {}
+/** The registries file is missing, unreadable or invalid: a usage error (exit 2). */
+export class RegistriesFileError extends StartupError {}
 
 /** Shortest token the bridge accepts; use a random one (the handshake's security rests on it). */
 export const MIN_TOKEN_LENGTH = 16;
@@ -42,6 +46,7 @@ const EXIT_CODES: readonly [new (...args: never[]) => Error, number][] = [
   [OptionsError, 2],
   [TokenError, 2],
   [ListenError, 2],
+  [RegistriesFileError, 2],
 ];
 
 export interface Started {
@@ -66,6 +71,12 @@ export interface Started {
   child: PiChild;
   /** The network mode the first pair started in (the file beside the policy file), and what to log about it. */
   networkMode: { report: NetworkModeReport; warning: string | null };
+  /** The egress proxy's listener (bound before Pi: the tools' environment names it), or why there is none. */
+  egress: {
+    listener: EgressListener | undefined;
+    problem: string | undefined;
+    registries: readonly Registry[];
+  };
 }
 
 export type Prestart = Started | { ok: false; error: Error; exitCode: number };
@@ -126,6 +137,7 @@ function resolveGate(options: BridgeOptions): string {
 
 async function start(): Promise<Prestart> {
   let listener: BoundListener | undefined;
+  let egressListener: EgressListener | undefined;
   try {
     const command = parseCommand(process.argv.slice(2));
     // --help and --version answer and exit here: nothing is started, no state dir is touched.
@@ -176,6 +188,20 @@ async function start(): Promise<Prestart> {
     // A bridge that died (kill -9, OOM) could not end its agent: its Pi, executor and tools go before a new Pi
     // opens the session.
     const leftovers = await endTree({ marker: { name: RUN_MARKER_ENV, prefixes: [markerPrefix] } });
+    let registries: readonly Registry[] = DEFAULT_REGISTRIES;
+    try {
+      if (options.registriesFile) registries = readRegistriesFile(path.resolve(options.registriesFile));
+    } catch (err) {
+      throw new RegistriesFileError((err as Error).message);
+    }
+    // Without the proxy the tools still have no direct route out (the supervisor refuses it): degraded, said so.
+    let egressProblem: string | undefined;
+    try {
+      egressListener = await bindEgressListener();
+    } catch (err) {
+      egressProblem = `the egress proxy could not listen on 127.0.0.1 (${(err as NodeJS.ErrnoException).code ?? (err as Error).message})`;
+      process.stderr.write(`chat-ui-agent bridge: ${egressProblem}\n`);
+    }
     const plan = planLaunch({
       cwd,
       stateDir: state.paths.root,
@@ -192,6 +218,7 @@ async function start(): Promise<Prestart> {
       runId: markerPrefix,
       env: process.env,
       node: process.execPath,
+      ...(egressListener ? { egressProxy: `http://127.0.0.1:${egressListener.address.port}` } : {}),
     });
     // The bridge reads and writes the same policy file it tells Pi about.
     process.env.AGENT_POLICY_PATH = plan.policyPath;
@@ -224,6 +251,9 @@ async function start(): Promise<Prestart> {
       placement: privateProblem ? [...plan.placement, privateProblem] : plan.placement,
       notes: plan.notes,
       network: { mode: networkMode.report.mode },
+      egressProxy: egressListener
+        ? { running: true, detail: `the egress proxy listens on 127.0.0.1:${egressListener.address.port}` }
+        : { running: false, detail: egressProblem ?? "the egress proxy is not running" },
     };
     let current: AgentPair | undefined;
     const launch: AgentLaunch = {
@@ -265,12 +295,14 @@ async function start(): Promise<Prestart> {
       agent,
       child: agent.pi,
       networkMode,
+      egress: { listener: egressListener, problem: egressProblem, registries },
     };
   } catch (err) {
     const error = err instanceof Error ? err : new Error(String(err));
     // One sentence a person reads first; the JSON line follows once the logger exists.
     process.stderr.write(`chat-ui-agent bridge: ${error.message}\n`);
     listener?.server.close();
+    egressListener?.server.close();
     const exitCode = EXIT_CODES.find(([kind]) => error instanceof kind)?.[1] ?? 1;
     return { ok: false, error, exitCode };
   }

@@ -8,6 +8,7 @@ import { policyPath, readEffectivePolicy, setPolicy } from "../agent-runtime/pol
 import { AgentPair, startAgent } from "./agent-launch.ts";
 import { BridgeCore, type FrameSink } from "./core.ts";
 import { type DurableState, openDurableState } from "./durable-state.ts";
+import { EgressService } from "./egress/egress-service.ts";
 import { watchFile } from "./file-watch.ts";
 import { GrantStore } from "./grants/grant-store.ts";
 import { grantsPathOf } from "./launch-plan.ts";
@@ -36,8 +37,20 @@ export async function runBridge(prestart: Prestart): Promise<void> {
     log.fatal({ err: prestart.error.message }, "bridge failed to start");
     process.exit(prestart.exitCode);
   }
-  const { options, token, listener, gate, pi, isolation, state, leftovers, launch, agent, protections } =
-    prestart;
+  const {
+    options,
+    token,
+    listener,
+    gate,
+    pi,
+    isolation,
+    state,
+    leftovers,
+    launch,
+    agent,
+    protections,
+    egress,
+  } = prestart;
   let logFile: LogFileInfo | undefined;
   try {
     logFile = await addLogFile(log, {
@@ -65,6 +78,7 @@ export async function runBridge(prestart: Prestart): Promise<void> {
   let network: NetworkServer | undefined;
   let stdioSink: StdioSink | undefined;
   let durable: DurableState | undefined;
+  let egressService: EgressService | undefined;
   const requestShutdown = (reason: string, exitCode = 0): void => {
     if (shutdownStarted) return;
     shutdownStarted = true;
@@ -74,6 +88,7 @@ export async function runBridge(prestart: Prestart): Promise<void> {
       modes.close();
       policyWatch.close();
       await core.agent?.terminate(options.killGraceMs);
+      await egressService?.close();
       if (network) await network.close();
       if (stdioSink) await stdioSink.flush();
       durable?.close();
@@ -130,7 +145,15 @@ export async function runBridge(prestart: Prestart): Promise<void> {
           onOpenDialogs: (ids: string[]) => durable?.saveOpenDialogs(ids),
         }
       : {}),
-    ...(options.listen ? { restartAgent: () => startAgent(launch) } : {}),
+    ...(options.listen
+      ? {
+          restartAgent: () => {
+            const pair = startAgent(launch);
+            egressService?.watch(pair);
+            return pair;
+          },
+        }
+      : {}),
     ...(session
       ? {
           onSession: (next: { sessionId: string; sessionFile: string | null }) => {
@@ -178,6 +201,30 @@ export async function runBridge(prestart: Prestart): Promise<void> {
     () => core.policyFileChanged(),
     (message) => log.warn({ file: policyPath() }, message),
   );
+  // The egress proxy on the listener prestart bound (its port is in the tools' environment).
+  if (egress.listener) {
+    egressService = new EgressService({
+      listener: egress.listener,
+      // Read on each request: the operator's change applies to the next one.
+      networkMode: () => modes.get(),
+      policy: () => readEffectivePolicy().policy,
+      registries: egress.registries,
+      grants,
+      ask: (question, signal) => core.askPerson(question, signal),
+      log: log.child({ component: "egress" }),
+    });
+    egressService.watch(agent);
+    log.info(
+      {
+        port: egressService.port,
+        registries: egress.registries.map((r) => r.name),
+        supervised: agent.executor.supervised,
+      },
+      "egress proxy listening",
+    );
+  } else {
+    log.error({ problem: egress.problem }, "egress protection degraded: no egress proxy");
+  }
   // What the previous bridge on this state dir left open is settled before anything new happens.
   if (durable) core.recoverInterrupted(durable.openDialogs);
   // Pi was started by prestart (warm before the first client); from here on the core reads it.

@@ -1,8 +1,11 @@
 // Dialogs between Pi and the client: Pi's requests go into the dialog book (dialog-book.ts, the lifecycle and
 // its rules), client answers come out of it checked, go to Pi under the bridge's ids, and Pi's verdict ends
 // them. Nothing here approves: a malformed answer declines, a gone Pi closes, a refused Pi answers nothing.
+// The bridge asks its own dialogs (an egress destination) through the same book: same frames for clients, ids
+// in a namespace Pi's UUIDs never take, answered here and never sent to Pi; every refusal is a "no".
+import { randomBytes } from "node:crypto";
 import type { Logger } from "../../agent-runtime/log.ts";
-import { DialogBook, type Verdict } from "../dialog-book.ts";
+import { DialogBook, type DialogCloseReason, type Verdict } from "../dialog-book.ts";
 import { toPendingDialog } from "../dialogs.ts";
 import type { Clock } from "./clock.ts";
 import type { CommandLedger } from "./command-ledger.ts";
@@ -30,12 +33,36 @@ export interface DialogRelayOptions {
 /** How many answers Pi took are remembered (a grant request follows its answer at once). */
 const REMEMBERED_ANSWERS = 64;
 
+/** The ids of the bridge's own dialogs start with this (Pi's are UUIDs: no colon). */
+export const BRIDGE_DIALOG_PREFIX = "bridge:";
+
+/** The bridge's own dialogs waiting at once; more are refused before they are shown. */
+export const MAX_BRIDGE_DIALOGS = 16;
+
+/** A select dialog the bridge itself asks (the options are what the person may answer). */
+export interface BridgeQuestion {
+  /** Short kind in the id (`bridge:<topic>:<random>`), e.g. "egress". */
+  topic: string;
+  title: string;
+  message: string;
+  options: readonly string[];
+  /** Extra fields clients may show (plain data, bounded by the caller). */
+  details?: Record<string, unknown>;
+}
+
+/** The person's answer (`choice`), or why there is none (`refused`): a refusal always means "no". */
+export type BridgeAnswer =
+  | { dialogId: string; choice: string; by: string | null }
+  | { dialogId: string; choice: null; refused: DialogCloseReason | "too_many" };
+
 export class DialogRelay {
   readonly book: DialogBook;
   private openIds = "";
   /** Select answers on their way to Pi, and the last ones Pi took: dialog id → the chosen option. */
   private readonly forwarded = new Map<string, string>();
   private readonly taken = new Map<string, string>();
+  /** The bridge's own open dialogs: dialog id → who waits for the answer. */
+  private readonly own = new Map<string, (answer: BridgeAnswer) => void>();
   private readonly options: DialogRelayOptions;
 
   constructor(options: DialogRelayOptions) {
@@ -45,6 +72,7 @@ export class DialogRelay {
       timers: options.clock,
       effects: {
         cancelInPi: (dialogId) => this.cancelInPi(dialogId),
+        refusedOwn: (dialogId, reason) => this.settleOwn({ dialogId, choice: null, refused: reason }),
         announceClosed: (dialogId, reason) =>
           options.sink.publish({ type: "dialog_closed", id: dialogId, outcome: "refused", reason }),
         changed: () => this.bookChanged(),
@@ -56,6 +84,12 @@ export class DialogRelay {
   /** Pi's extension_ui_request: relayed to clients; a dialog (it waits for an answer) is tracked. */
   request(line: Frame, raw: string): void {
     const { sink } = this.options;
+    if (typeof line.id === "string" && line.id.startsWith(BRIDGE_DIALOG_PREFIX)) {
+      // Only the bridge names its own dialogs: one from Pi in that namespace is cancelled and never shown.
+      this.options.log.warn({ dialog: line.id.slice(0, 256) }, "Pi used a bridge dialog id: cancelled");
+      if (toPendingDialog(line, 0)) this.cancelInPi(line.id);
+      return;
+    }
     const dialog = toPendingDialog(line, sink.headSeq + 1);
     sink.publish(line, raw);
     if (!dialog) return;
@@ -89,6 +123,10 @@ export class DialogRelay {
         this.reportMalformed(dialogId, commandId, decision.problem, decision.declined);
         return;
       case "forward": {
+        if (decision.owner === "bridge") {
+          this.answerOwn(decision.dialog.id, decision.answer, commandId);
+          return;
+        }
         const piId = link.allocId();
         link.track(piId, { kind: "dialog", dialogId: decision.dialog.id, clientId: commandId });
         if ("value" in decision.answer) this.forwarded.set(decision.dialog.id, decision.answer.value);
@@ -131,6 +169,71 @@ export class DialogRelay {
       failure(route.clientId, DIALOG_ANSWER, "agent_exited", "Pi exited"),
     );
     this.book.verdict(route.dialogId, { kind: "agent_gone" });
+  }
+
+  /**
+   * Asks the person a select dialog of the bridge's own. It resolves with the client's choice, or with a refusal
+   * (no client within the detached grace, a malformed answer, a cancel, shutdown, Pi gone, too many waiting):
+   * never by a timeout of its own, and never with an option nobody chose.
+   */
+  ask(question: BridgeQuestion, by: () => string | undefined, signal?: AbortSignal): Promise<BridgeAnswer> {
+    const dialogId = `${BRIDGE_DIALOG_PREFIX}${question.topic}:${randomBytes(12).toString("hex")}`;
+    if (this.own.size >= MAX_BRIDGE_DIALOGS)
+      return Promise.resolve({ dialogId, choice: null, refused: "too_many" });
+    if (signal?.aborted) return Promise.resolve({ dialogId, choice: null, refused: "cancelled" });
+    const { sink } = this.options;
+    const line: Frame = {
+      type: "extension_ui_request",
+      id: dialogId,
+      method: "select",
+      title: question.title,
+      message: question.message,
+      options: [...question.options],
+      origin: "bridge",
+      ...(question.details ? { details: question.details } : {}),
+    };
+    const dialog = toPendingDialog(line, sink.headSeq + 1);
+    if (!dialog) return Promise.resolve({ dialogId, choice: null, refused: "malformed_answer" });
+    const answered = new Promise<BridgeAnswer>((resolve) => {
+      this.own.set(dialogId, (answer) => {
+        if (answer.choice !== null) resolve({ ...answer, by: by() ?? null });
+        else resolve(answer);
+      });
+    });
+    sink.publish(line);
+    this.book.request(dialog, undefined, "bridge");
+    // Whoever asked is gone: the dialog is withdrawn (announced as cancelled), never left for someone to answer.
+    signal?.addEventListener("abort", () => this.book.refuse(dialogId, "cancelled"), { once: true });
+    return answered;
+  }
+
+  /** A client's checked answer to one of the bridge's own dialogs: taken here, acknowledged, never sent to Pi. */
+  private answerOwn(
+    dialogId: string,
+    answer: { cancelled: true } | { confirmed: boolean } | { value: string },
+    commandId: string | undefined,
+  ): void {
+    this.options.ledger.finish(commandId, {
+      type: "response",
+      id: commandId,
+      command: DIALOG_ANSWER,
+      success: true,
+    });
+    if ("value" in answer) {
+      // Settled before the book forgets it: the waiter gets the choice, not a refusal.
+      this.settleOwn({ dialogId, choice: answer.value, by: null });
+      this.book.verdict(dialogId, { kind: "accepted" });
+    } else {
+      // A cancel is a "no", announced like any refusal.
+      this.book.refuse(dialogId, "cancelled");
+    }
+  }
+
+  private settleOwn(answer: BridgeAnswer): void {
+    const waiter = this.own.get(answer.dialogId);
+    if (!waiter) return;
+    this.own.delete(answer.dialogId);
+    waiter(answer);
   }
 
   /** The option a client chose in the select dialog `dialogId`, when Pi took that answer (recent ones only). */

@@ -14,7 +14,7 @@ import {
   type Server,
   type ServerResponse,
 } from "node:http";
-import { type AddressInfo, connect, isIP, type Socket } from "node:net";
+import { type AddressInfo, connect, isIP, type Server as NetServer, type Socket } from "node:net";
 import type { Duplex } from "node:stream";
 import type { Logger } from "../../agent-runtime/log.ts";
 import { isInternalAddress } from "./address-class.ts";
@@ -31,6 +31,8 @@ export interface EgressRequest {
   via: "connect" | "http";
   /** The tool's end of the connection to the proxy (the supervisor's reports attribute it to a call). */
   clientPort: number;
+  /** Aborted when the tool's connection closes before the decision (a dialog about it is withdrawn). */
+  signal?: AbortSignal;
 }
 
 export interface EgressVerdict {
@@ -38,6 +40,11 @@ export interface EgressVerdict {
   /** The rule or grant that decided (audit log, the refusal's text). */
   rule: string;
   reason: string;
+  /** The grant that allowed it, the dialog the person answered, the tool call that asked (audit log). */
+  grant?: string;
+  dialog?: string;
+  call?: string | null;
+  pid?: number;
 }
 
 export interface EgressRecord extends EgressVerdict {
@@ -64,6 +71,9 @@ export interface EgressProxyOptions {
   connectTimeoutMs?: number;
   /** A tunnel or request with no traffic for this long is closed. */
   idleTimeoutMs?: number;
+  /** A tool connected to the proxy, and that connection closed (by the tool's port: attribution). */
+  onConnection?: (clientPort: number) => void;
+  onConnectionClosed?: (clientPort: number) => void;
 }
 
 /** Headers that belong to one hop (RFC 9110 7.6.1), plus the proxy's own. */
@@ -104,6 +114,7 @@ export class EgressProxy {
   private readonly options: EgressProxyOptions;
   private pending = 0;
   private readonly sockets = new Set<Socket | Duplex>();
+  private adopted: NetServer | undefined;
 
   constructor(options: EgressProxyOptions) {
     this.options = options;
@@ -115,8 +126,27 @@ export class EgressProxy {
     });
     this.server.on("connection", (socket: Socket) => {
       this.sockets.add(socket);
-      socket.once("close", () => this.sockets.delete(socket));
+      const clientPort = socket.remotePort ?? 0;
+      options.onConnection?.(clientPort);
+      socket.once("close", () => {
+        this.sockets.delete(socket);
+        options.onConnectionClosed?.(clientPort);
+      });
     });
+  }
+
+  /**
+   * Serves the connections of a listener bound elsewhere (prestart binds it before Pi starts, so the tools'
+   * environment can name its port); connections it queued before are served too.
+   */
+  adopt(listener: {
+    server: NetServer;
+    handOver(onConnection: (socket: Socket) => void): void;
+  }): AddressInfo {
+    this.adopted = listener.server;
+    listener.server.maxConnections = this.server.maxConnections;
+    listener.handOver((socket) => this.server.emit("connection", socket));
+    return listener.server.address() as AddressInfo;
   }
 
   /** Listens on loopback (the tools reach the proxy through the supervisor's loopback rule). */
@@ -132,12 +162,17 @@ export class EgressProxy {
   }
 
   get address(): AddressInfo | null {
-    return this.server.address() as AddressInfo | null;
+    return (this.adopted ?? this.server).address() as AddressInfo | null;
   }
 
   async close(): Promise<void> {
+    // Stop accepting first, then end every open connection: a server's close waits for its connections.
+    const servers = [this.adopted, this.server.listening ? this.server : undefined].filter(
+      (server): server is NetServer => server !== undefined,
+    );
+    const closed = servers.map((server) => new Promise<void>((resolve) => server.close(() => resolve())));
     for (const socket of this.sockets) socket.destroy();
-    await new Promise<void>((resolve) => this.server.close(() => resolve()));
+    await Promise.all(closed);
   }
 
   /** Asks the caller, bounded: too many decisions waiting at once is a refusal, never a pass. */
@@ -197,6 +232,7 @@ export class EgressProxy {
       destination: parsed.destination,
       via: "connect",
       clientPort: (req.socket as Socket).remotePort ?? 0,
+      signal: closedSignal(client),
     };
     const verdict = await this.decide(request);
     if (client.destroyed) return;
@@ -245,6 +281,7 @@ export class EgressProxy {
       destination: parsed.destination,
       via: "http",
       clientPort: req.socket.remotePort ?? 0,
+      signal: closedSignal(req.socket),
     };
     const verdict = await this.decide(request);
     if (!verdict.allow) {
@@ -319,6 +356,14 @@ export class EgressProxy {
     this.sockets.add(socket);
     socket.once("close", () => this.sockets.delete(socket));
   }
+}
+
+/** A signal aborted when `socket` closes (the tool gave up waiting). */
+function closedSignal(socket: Duplex): AbortSignal {
+  const controller = new AbortController();
+  if (socket.destroyed) controller.abort();
+  else socket.once("close", () => controller.abort());
+  return controller.signal;
 }
 
 function refuseTunnel(socket: Duplex, status: number, reason: string): void {

@@ -1,5 +1,6 @@
 // The package registries that `auto` lets the tools reach without a dialog (network mode `registries`), as data.
 // An operator replaces the list with a JSON file of the same shape (--registries-file): validated here, bounded.
+import { closeSync, constants, fstatSync, openSync, readSync } from "node:fs";
 import { z } from "zod";
 import { type Destination, hostMatches, parseHostPort } from "./destination.ts";
 
@@ -39,4 +40,48 @@ export function registryOf(registries: readonly Registry[], destination: Destina
       registry.ports.includes(destination.port) &&
       registry.hosts.some((pattern) => hostMatches(pattern, destination)),
   );
+}
+
+/** Largest registries file read (it is a short list). */
+export const MAX_REGISTRIES_FILE_BYTES = 64 * 1024;
+
+/**
+ * The operator's registries file (--registries-file): a regular file, opened without blocking, bounded, JSON of
+ * the RegistriesFile shape. Any problem is an error naming the file: the bridge refuses to start on it rather
+ * than guess a list.
+ */
+export function readRegistriesFile(file: string): Registry[] {
+  let fd: number;
+  try {
+    fd = openSync(file, constants.O_RDONLY | constants.O_NONBLOCK | constants.O_NOCTTY);
+  } catch (error) {
+    throw new Error(`--registries-file ${file}: cannot open (${(error as NodeJS.ErrnoException).code})`);
+  }
+  let text: string;
+  try {
+    const stat = fstatSync(fd);
+    if (!stat.isFile()) throw new Error(`--registries-file ${file}: not a regular file`);
+    const buffer = Buffer.alloc(MAX_REGISTRIES_FILE_BYTES + 1);
+    let length = 0;
+    while (length < buffer.length) {
+      const n = readSync(fd, buffer, length, buffer.length - length, null);
+      if (n === 0) break;
+      length += n;
+    }
+    if (length > MAX_REGISTRIES_FILE_BYTES)
+      throw new Error(`--registries-file ${file}: larger than ${MAX_REGISTRIES_FILE_BYTES} bytes`);
+    text = buffer.subarray(0, length).toString("utf8");
+  } finally {
+    closeSync(fd);
+  }
+  let json: unknown;
+  try {
+    json = JSON.parse(text);
+  } catch (error) {
+    throw new Error(`--registries-file ${file}: not JSON (${(error as Error).message.slice(0, 200)})`);
+  }
+  const parsed = RegistriesFile.safeParse(json);
+  if (!parsed.success)
+    throw new Error(`--registries-file ${file}: ${z.prettifyError(parsed.error).slice(0, 1000)}`);
+  return parsed.data.registries;
 }

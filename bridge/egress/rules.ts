@@ -1,14 +1,15 @@
 // What the egress proxy does with a destination, as a table: the operator's network mode, the person's policy,
 // and what the destination is (granted for this session, a package registry, anything else). Every decision
 // names the row that made it, for the audit log and the dialog.
+import {
+  isNetworkMode,
+  NETWORK_MODES,
+  type NetworkMode,
+} from "../../agent-runtime/policy/network-mode-file.ts";
 import type { PolicyMode } from "../../agent-runtime/policy/policy-modes.ts";
 
-export const NETWORK_MODES = ["lockdown", "registries", "open"] as const;
-export type NetworkMode = (typeof NETWORK_MODES)[number];
-
-export function isNetworkMode(value: unknown): value is NetworkMode {
-  return typeof value === "string" && (NETWORK_MODES as readonly string[]).includes(value);
-}
+// The one definition of the modes (the sandbox's), re-exported for the egress parts.
+export { isNetworkMode, NETWORK_MODES, type NetworkMode };
 
 /** What the destination is, as far as the rules care. */
 export type DestinationClass = "granted" | "registry" | "other";

@@ -27,7 +27,7 @@ async function markingPi(t: TestContext): Promise<{ command: string; mark: strin
 
 async function refusedStart(
   t: TestContext,
-  options: { listen: string; token?: string; tokenFile?: string },
+  options: { listen: string; token?: string; tokenFile?: string; args?: string[] },
 ): Promise<{ code: number | null; sentence: string; stderr: string; piStarted: boolean }> {
   const pi = await markingPi(t);
   const cwd = await tempDir(t, "fail-fast-ws-");
@@ -44,6 +44,7 @@ async function refusedStart(
       "--pi-command",
       pi.command,
       ...(options.tokenFile ? ["--token-file", options.tokenFile] : []),
+      ...(options.args ?? []),
     ],
     env: options.token === undefined ? {} : { CHAT_UI_AGENT_BRIDGE_TOKEN: options.token },
   });
@@ -128,4 +129,20 @@ test("attach: a closed port, a wrong path and a missing token file each get one 
   assert.equal(noFile.code, 2, noFile.output);
   assert.match(noFile.output, /^chat-ui-agent: --token-file: \/nonexistent does not exist$/m);
   assert.doesNotMatch(noFile.output, /ENOENT/);
+});
+
+test("a registries file that is missing or invalid: exit 2, one sentence naming it, nothing started", async (t) => {
+  const dir = await tempDir(t, "fail-fast-registries-");
+  const invalid = path.join(dir, "registries.json");
+  await writeFile(invalid, JSON.stringify({ registries: [{ name: "x", hosts: ["Evil.COM."] }] }));
+  for (const file of [invalid, path.join(dir, "missing.json")]) {
+    const refused = await refusedStart(t, {
+      listen: "127.0.0.1:0",
+      token: TEST_TOKEN,
+      args: ["--registries-file", file],
+    });
+    assert.equal(refused.code, 2, refused.stderr);
+    assert.match(refused.sentence, new RegExp(`--registries-file ${file}`));
+    assert.equal(refused.piStarted, false);
+  }
 });

@@ -30,6 +30,7 @@ import {
 } from "../../agent-runtime/dev/scripted-model.ts";
 import { SESSION_ENV_NAMES } from "../../agent-runtime/executor/protocol.ts";
 import { TOOL_ENV_ALLOWED } from "../../agent-runtime/executor/tool-env.ts";
+import { PROXY_VARIABLES } from "../../agent-runtime/sandbox/egress.ts";
 import { Isolation } from "../../bridge/protocol.ts";
 import { allowOnce, isApprovalDialog } from "../support/approval.ts";
 import { type Frame, spawnBridge, TestClient } from "../support/bridge.ts";
@@ -295,6 +296,8 @@ describe("three principals on the host", {
       "CHAT_UI_AGENT_TOOL_CALL",
       // the search excludes (a root-owned config beside the bundles): the agent's own rg skips credentials too
       "RIPGREP_CONFIG_PATH",
+      // the bridge's egress proxy (loopback): the standard proxy settings
+      ...PROXY_VARIABLES.map((variable) => variable.name),
       // set by bash itself
       "PWD",
       "SHLVL",

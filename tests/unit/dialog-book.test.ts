@@ -75,6 +75,7 @@ test("dialog book: answered, refused on abort, grace, timeout, exit and shutdown
     kind: "forward",
     dialog: dialog("c1", "confirm"),
     answer: { confirmed: true },
+    owner: "pi",
   });
   assert.deepEqual(book.pending(), [], "an answered dialog is no longer pending");
   assert.deepEqual(book.answer("c1", { confirmed: true }), { kind: "not_pending", reason: "answered" });

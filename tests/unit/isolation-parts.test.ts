@@ -267,6 +267,15 @@ describe("isolation report", () => {
       [{ network: { mode: "open" } }, /egress: network mode open/],
       [
         {
+          egressProxy: {
+            running: false,
+            detail: "the egress proxy could not listen on 127.0.0.1 (EADDRINUSE)",
+          },
+        },
+        /egress: .*the egress proxy could not listen on 127\.0\.0\.1 \(EADDRINUSE\): the tools reach nothing beyond loopback/,
+      ],
+      [
+        {
           landlock: {
             requested: true,
             probe: { ...kernel(0), abi: 0, helper: undefined, reason: "no helper" },
