@@ -26,7 +26,7 @@ import {
 import type { Isolation } from "../../bridge/protocol.ts";
 import { ensureEngine } from "../../scripts/docker/ensure-engine.mjs";
 import { ensureTestBase } from "../../scripts/docker/test-base.mjs";
-import { allowOnce, isApprovalDialog } from "../support/approval.ts";
+import { allowOnce, deny, isApprovalDialog } from "../support/approval.ts";
 import { type Frame, TestClient } from "../support/bridge.ts";
 import { buildImage, docker, execIn, imageTag, repoRoot } from "./support/docker.ts";
 
@@ -130,6 +130,8 @@ interface Running {
   /** A prompt whose tool call runs on while the test goes on. */
   startTool: (prompt: string) => Promise<(ms?: number) => Promise<{ text: string; isError: boolean }>>;
   secret: string;
+  /** The egress proxy's dialogs the person saw (each denied). */
+  egressDialogs: Frame[];
 }
 
 /** A host-side unix socket server that forwards every connection to a host TCP port (the scripted model). */
@@ -293,18 +295,23 @@ async function start(t: TestContext, mode: Mode): Promise<Running> {
   });
   t.after(() => client.close());
   let n = 0;
-  // The person says yes to every dialog: what is tested is what the OS stops once the gate was talked past.
+  // The person says yes to every dialog of the gate: what is tested is what the OS stops once the gate was
+  // talked past. The egress proxy's own dialogs (origin "bridge") are the one sanctioned way out: each is kept
+  // (it must name its destination) and denied, so nothing may arrive however the script tries.
+  const egressDialogs: Frame[] = [];
   void (async () => {
     let from = 0;
     for (;;) {
       const dialog = await client.waitFor(isApprovalDialog, 3_600_000, from).catch(() => undefined);
       if (!dialog) return;
       from = client.frames.indexOf(dialog) + 1;
+      const egress = dialog.origin === "bridge";
+      if (egress) egressDialogs.push(dialog);
       client.send({
         type: "extension_ui_response",
         id: dialog.id,
-        commandId: `yes-${++n}`,
-        ...allowOnce(dialog),
+        commandId: `${egress ? "deny" : "yes"}-${++n}`,
+        ...(egress ? deny(dialog) : allowOnce(dialog)),
       });
     }
   })();
@@ -329,7 +336,7 @@ async function start(t: TestContext, mode: Mode): Promise<Running> {
   const tool = async (prompt: string, ms?: number) => (await startTool(prompt))(ms);
   const set = await client.request({ type: "set_policy", id: "set-auto", policy: "auto" });
   assert.equal(set.success, true, JSON.stringify(set));
-  return { container, client, relayDir, root, as, logs, status, tool, startTool, secret };
+  return { container, client, relayDir, root, as, logs, status, tool, startTool, secret, egressDialogs };
 }
 
 /** The agent writes a fixture file (base64, as it would hide it) and gets it decoded in the workspace. */
@@ -432,6 +439,18 @@ async function checkBoundary(t: TestContext, r: Running, mode: Mode): Promise<vo
       `arrived: ${JSON.stringify(counts.by)}\n${exfil.text}`,
     );
     assert.match(exfil.text, /ROUTE:race:tries=\d+:reached=0/);
+    // The routes that asked the egress proxy met a dialog naming where they were going, and the tool call that
+    // asked (denied here). Some routes ask for loopback through the proxy (it would refuse an internal address
+    // even if allowed); the sink's must be among them, since the proxy-aware clients tried it.
+    const titles = r.egressDialogs.map((dialog) => String(dialog.title));
+    for (const dialog of r.egressDialogs) {
+      assert.match(String(dialog.title), /^Allow network access to \S+:\d+\?$/, JSON.stringify(dialog));
+      assert.match(String(dialog.message), /asked by: /, JSON.stringify(dialog));
+    }
+    assert.ok(
+      titles.some((title) => title.includes(TARGET.v4)),
+      `no dialog named ${TARGET.v4}: ${JSON.stringify(titles)}`,
+    );
     // Each refused connect was reported to the bridge with its pid, call and destination.
     const refused = (await r.logs())
       .split("\n")
