@@ -44,6 +44,7 @@ import { TOOLS_OOM_SCORE_ADJ } from "../agent-runtime/sandbox/process-budget.ts"
 import type { AgentLaunchSpec } from "./agent-launch.ts";
 import type { Principal, Principals } from "./isolation.ts";
 import { RUN_MARKER_ENV } from "./pi-child.ts";
+import { LAUNCHER_HOME_ENV } from "./private-home.ts";
 import { BRIDGE_SECRET_PREFIX } from "./token-handover.ts";
 
 export const EXECUTOR_BUNDLE = "tool-executor.mjs";
@@ -54,6 +55,8 @@ export function grantsPathOf(stateDir: string): string {
 }
 
 export class LaunchError extends Error {}
+/** A configuration the operator named (PI_CODING_AGENT_DIR, AGENT_POLICY_PATH) that the tools could write. */
+export class RefusedConfigError extends LaunchError {}
 
 export interface PiTree {
   root: string;
@@ -129,6 +132,12 @@ export function planLaunch(input: PlanInput): LaunchPlan {
   const configuredPolicy = choosePolicyPath(input.env, stateDir);
   let policyPath = configuredPolicy;
   if (protectedAtAll && configuredPolicy !== path.join(stateDir, "policy") && writable(configuredPolicy)) {
+    // One the operator named is refused outright (the start fails and says why): a policy the tools could
+    // rewrite is no policy. A default that happens to be reachable falls back to the state dir's, reported.
+    if (input.env.AGENT_POLICY_PATH && path.resolve(input.env.AGENT_POLICY_PATH) === configuredPolicy)
+      throw new RefusedConfigError(
+        `the policy file ${configuredPolicy} (AGENT_POLICY_PATH) is writable by the tools: refusing to start (name one they cannot write, or leave it unset)`,
+      );
     policyPath = path.join(stateDir, "policy");
     notes.push(
       `the configured policy file ${configuredPolicy} is writable by the tools: the bridge uses ${policyPath}`,
@@ -145,6 +154,14 @@ export function planLaunch(input: PlanInput): LaunchPlan {
   const seed = operatorAgentDir(input.env);
   if (seed && protectedAtAll && writable(path.join(seed, "models.json"))) {
     // Pi would read whatever the agent planted there (a provider base URL of its own, say) at the next start.
+    // One the operator named is refused outright; the default (~/.pi/agent of a HOME the tools share, under
+    // --user 1000) is skipped and reported.
+    const launcherHome = input.env[LAUNCHER_HOME_ENV] ?? input.env.HOME;
+    const defaultDir = launcherHome ? path.join(launcherHome, ".pi", "agent") : undefined;
+    if (path.resolve(seed) !== defaultDir)
+      throw new RefusedConfigError(
+        `the agent dir ${seed} (PI_CODING_AGENT_DIR) is writable by the tools: refusing to configure Pi from it (name one they cannot write)`,
+      );
     notes.push(`the operator's agent dir ${seed} is writable by the tools: not used to configure Pi`);
   } else {
     seedAgentDir(seed, piTree.agentDir, principals.pi);

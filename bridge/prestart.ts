@@ -14,7 +14,7 @@ import { releaseReserveIfFull } from "./disk-reserve.ts";
 import { bindEgressListener, type EgressListener } from "./egress/egress-listener.ts";
 import { DEFAULT_REGISTRIES, type Registry, readRegistriesFile } from "./egress/registries.ts";
 import { decideProcessPrincipals, isolationReport, type ProtectionState } from "./isolation.ts";
-import { type LaunchPlan, planLaunch } from "./launch-plan.ts";
+import { type LaunchPlan, planLaunch, RefusedConfigError } from "./launch-plan.ts";
 import { type BoundListener, bindListener, ListenError } from "./listener.ts";
 import { type NetworkModeReport, settleNetworkModeAtStart } from "./network-mode.ts";
 import { type BridgeOptions, bridgeHelp, OptionsError, parseCommand } from "./options.ts";
@@ -47,6 +47,7 @@ const EXIT_CODES: readonly [new (...args: never[]) => Error, number][] = [
   [TokenError, 2],
   [ListenError, 2],
   [RegistriesFileError, 2],
+  [RefusedConfigError, 2],
 ];
 
 export interface Started {

@@ -90,8 +90,6 @@ async function launch(
     workspaceRoot?: string;
     /** Extra bridge environment (computed from the workspace). */
     env?: (ws: string) => NodeJS.ProcessEnv;
-    /** How long the welcome may take (a Pi that cannot start is welcomed once its crash loop is declared). */
-    welcomeMs?: number;
   },
 ): Promise<Launched> {
   const model = await startScriptedModel({ script });
@@ -151,11 +149,7 @@ async function launch(
     ...(mode.asUid !== undefined ? { uid: mode.asUid, gid: mode.asUid } : {}),
   });
   const port = Number((await bridge.waitForLog((l) => l.msg === "listening", 30_000)).port);
-  const { client, welcome } = await TestClient.connect(
-    `ws://127.0.0.1:${port}/v1/rpc`,
-    { token },
-    mode.welcomeMs,
-  );
+  const { client, welcome } = await TestClient.connect(`ws://127.0.0.1:${port}/v1/rpc`, { token });
   t.after(() => client.close());
   let n = 0;
   // The person says yes to every dialog: these tests are about what the OS boundary stops, not the gate.
@@ -404,39 +398,72 @@ describe("three principals on the host", {
     assert.ok(!open.includes("TOKEN"));
   });
 
-  it("the bridge refuses a Pi configuration and a policy file the tools could write, and says so", async (t) => {
-    let planted = "";
-    const l = await launch(t, {
-      workspaceSetup: (ws) => {
-        // What an agent could have left in its workspace for the next start: Pi's config pointing elsewhere.
-        mkdirSync(path.join(ws, ".pi-config"));
-        writeFileSync(path.join(ws, ".pi-config", "settings.json"), '{"planted":true}\n');
-        writeFileSync(path.join(ws, "policy"), "auto\n");
-        planted = ws;
-      },
-      env: (ws) => ({
-        PI_CODING_AGENT_DIR: path.join(ws, ".pi-config"),
-        AGENT_POLICY_PATH: path.join(ws, "policy"),
-      }),
-      // Without the planted config Pi has no "scripted" provider and exits at each start: the welcome comes once
-      // the crash loop is declared (four starts and their back-off, about 16 s on a loaded machine).
-      welcomeMs: 90_000,
-    });
-    const status = await l.status();
-    const iso = status.isolation;
-    // Health tells the truth about a Pi that cannot start (issue 17: this case once answered 200 "ok").
-    assert.deepEqual((status as { health?: { ok: boolean; reason: string } }).health?.ok, false);
-    assert.equal((status as { health?: { reason: string } }).health?.reason, "crash_loop");
-    assert.match(iso.notes.join("\n"), /agent dir .*\.pi-config is writable by the tools: not used/);
-    assert.match(
-      iso.notes.join("\n"),
-      /policy file .*\/ws\/policy is writable by the tools: the bridge uses .*\/state\/policy/,
-    );
-    assert.throws(() => statSync(path.join(l.stateDir, "pi", "agent", "settings.json")), { code: "ENOENT" });
-    // The bridge reads and writes its own policy file; the one in the workspace is not consulted.
-    const policy = (await l.client.request({ type: "get_policy", id: "gp" })).data as { path: string };
-    assert.equal(policy.path, path.join(l.stateDir, "policy"));
-    assert.ok(planted.length > 0);
+  it("the bridge refuses to start on a Pi configuration or a policy file the operator named and the tools could write", async (t) => {
+    // What an agent could have left in its workspace for the next start: Pi's config pointing elsewhere, or a
+    // policy of its own. A named one the tools can write is refused (exit 2, one sentence, Pi never started);
+    // nothing of it is used.
+    for (const [name, plant, variable, expected] of [
+      [
+        "agent dir",
+        (ws: string) => {
+          mkdirSync(path.join(ws, ".pi-config"));
+          writeFileSync(path.join(ws, ".pi-config", "settings.json"), '{"planted":true}\n');
+          return { PI_CODING_AGENT_DIR: path.join(ws, ".pi-config") };
+        },
+        "PI_CODING_AGENT_DIR",
+        /agent dir .*\.pi-config \(PI_CODING_AGENT_DIR\) is writable by the tools: refusing/,
+      ],
+      [
+        "policy file",
+        (ws: string) => {
+          writeFileSync(path.join(ws, "policy"), "auto\n");
+          return { AGENT_POLICY_PATH: path.join(ws, "policy") };
+        },
+        "AGENT_POLICY_PATH",
+        /policy file .*\/policy \(AGENT_POLICY_PATH\) is writable by the tools: refusing to start/,
+      ],
+    ] as const) {
+      const base = mkdtempSync(path.join("/var/tmp", "iso-refuse-"));
+      t.after(() => rmSync(base, { recursive: true, force: true }));
+      chmodSync(base, 0o755);
+      const workspace = path.join(base, "ws");
+      mkdirSync(workspace);
+      const env = plant(workspace);
+      chownSync(workspace, NOBODY, 65534);
+      for (const entry of readdirSync(workspace)) chownSync(path.join(workspace, entry), NOBODY, 65534);
+      const stateDir = path.join(privateDir(t, "iso-refuse-state-", 0, 0o755), "state");
+      const bridge = spawnBridge(t, {
+        args: [
+          "--listen",
+          "127.0.0.1:0",
+          "--cwd",
+          workspace,
+          "--state-dir",
+          stateDir,
+          "--agent-user",
+          "nobody",
+        ],
+        env: { CHAT_UI_AGENT_BRIDGE_TOKEN: `bridge-token-${randomBytes(16).toString("hex")}`, ...env },
+      });
+      // A bridge that started anyway (the old behaviour) would run on: bounded, so the test fails instead.
+      let timer: NodeJS.Timeout | undefined;
+      const { code } = await Promise.race([
+        bridge.exited,
+        new Promise<{ code: string }>((resolve) => {
+          timer = setTimeout(() => resolve({ code: "still running after 60 s" }), 60_000);
+        }),
+      ]);
+      clearTimeout(timer);
+      const stderr = bridge.stderr();
+      assert.equal(code, 2, `${name}: ${stderr}`);
+      assert.match(
+        stderr.split("\n")[0] ?? "",
+        expected,
+        `${name}: the first line says why, naming ${variable}`,
+      );
+      assert.ok(!bridge.logs.some((l) => l.msg === "Pi started"), `${name}: Pi never started`);
+      assert.throws(() => statSync(path.join(stateDir, "pi", "agent", "settings.json")), { code: "ENOENT" });
+    }
   });
 
   it("Pi never reads its own secrets into the prompt through a context file the agent linked", async (t) => {
