@@ -19,6 +19,7 @@ import { SecretMatcher, type SecretValue } from "../agent-runtime/gate/secret-ma
 import { SecretSnapshot } from "../agent-runtime/gate/secret-values.ts";
 import { loadBashParser } from "../agent-runtime/gate/shell-parser.ts";
 import { readEffectivePolicy } from "../agent-runtime/policy/policy-store.ts";
+import { fakeHex, fakeToken } from "../tests/support/fake-secrets.ts";
 import { SHELL_CORPUS } from "../tests/support/fixtures/gate-shell-corpus.ts";
 import { PATHOLOGICAL_COMMANDS } from "../tests/support/fixtures/gate-shell-pathological.ts";
 
@@ -297,11 +298,11 @@ async function benchSecretFilter(dir: string) {
     path.join(home, ".aws", "credentials"),
     "aws_secret_access_key = wJalrXUtnFEMI/K7MDENGbPx\n",
   );
-  await writeFile(path.join(workspace, ".env"), "API_TOKEN=tok_live_5f2c9a7e1b3d4c6f\n");
+  await writeFile(path.join(workspace, ".env"), `API_TOKEN=tok_live_${fakeHex(16)}\n`);
   const snapshot = new SecretSnapshot();
   const refresh = () => {
     const start = performance.now();
-    snapshot.refresh({ home, workspace }, { GITHUB_TOKEN: "ghp_0123456789abcdefghijklmnopqrstuvwxyz" });
+    snapshot.refresh({ home, workspace }, { GITHUB_TOKEN: fakeToken("ghp_", 36) });
     return performance.now() - start;
   };
   const first = refresh();

@@ -17,10 +17,11 @@ import {
 } from "../../agent-runtime/gate/git-objects.ts";
 import type { PathContext } from "../../agent-runtime/gate/path-context.ts";
 import { repositorySecret, revisionWritesGate } from "../../agent-runtime/gate/repository-content.ts";
+import { fakeHex } from "../support/fake-secrets.ts";
 import { buildFixture } from "../support/fixture-workspace.ts";
 import { tempDir } from "../support/workspace.ts";
 
-const ENV = "API_TOKEN=tok_live_5f2c9a7e1b3d4c6f\n";
+const ENV = `API_TOKEN=tok_live_${fakeHex(16)}\n`;
 
 async function repository(t: import("node:test").TestContext) {
   const root = realpathSync(await tempDir(t, "gate-repo-"));

@@ -10,6 +10,7 @@ import fc from "fast-check";
 import { SecretFilter, withholdSecrets } from "../../agent-runtime/gate/result-filter.ts";
 import { encodings, redact, SecretMatcher } from "../../agent-runtime/gate/secret-matcher.ts";
 import { SecretSnapshot, valuesInFile } from "../../agent-runtime/gate/secret-values.ts";
+import { fakeHex, fakeToken } from "../support/fake-secrets.ts";
 import { tempDir } from "../support/workspace.ts";
 
 const SECRET = "wJalrXUtnFEMI/K7MDENG+bPxRfiCYEXAMPLEKEY9";
@@ -89,9 +90,8 @@ test("values come from keyed lines, JSON strings, URL passwords, key bodies and 
   ])
     assert.ok(values.includes(value), value);
   for (const value of ["us-east-1", "production", "[default]"]) assert.ok(!values.includes(value), value);
-  assert.deepEqual(valuesInFile("hf_abcdefghijklmnopqrstuvwxyz012345\n"), [
-    "hf_abcdefghijklmnopqrstuvwxyz012345",
-  ]);
+  const hfToken = fakeToken("hf_", 32);
+  assert.deepEqual(valuesInFile(`${hfToken}\n`), [hfToken]);
 });
 
 test("the snapshot reads the credential files of the workspace and HOME and the variables, and follows changes", async (t) => {
@@ -105,20 +105,18 @@ test("the snapshot reads the credential files of the workspace and HOME and the 
   await writeFile(path.join(ws, "src", "app.ts"), "const x = 'not-a-secret-at-all-12345';\n");
   await writeFile(path.join(ws, "node_modules", "x", ".env"), "SKIPPED_TOKEN=dependency-value-123\n");
   const snapshot = new SecretSnapshot();
-  const env = { GITHUB_TOKEN: "ghp_abcdefghijklmnopqrstuvwxyz0123456789", PATH: "/usr/bin:/bin" };
+  const githubToken = fakeToken("ghp_", 36);
+  const [oldStripe, newStripe] = [`sk_live_${fakeHex(16)}`, `sk_live_${fakeHex(15)}0`];
+  const env = { GITHUB_TOKEN: githubToken, PATH: "/usr/bin:/bin" };
   const check = (text: string) => redact(text, snapshot.refresh({ home, workspace: ws }, env)).sources;
   assert.deepEqual(check(`key ${SECRET}`), ["~/.aws/credentials"]);
-  assert.deepEqual(check("token ghp_abcdefghijklmnopqrstuvwxyz0123456789"), ["$GITHUB_TOKEN"]);
+  assert.deepEqual(check(`token ${githubToken}`), ["$GITHUB_TOKEN"]);
   assert.deepEqual(check("/usr/bin:/bin not-a-secret-at-all-12345 dependency-value-123"), []);
-  await writeFile(path.join(ws, ".env"), "STRIPE_KEY=sk_live_0123456789abcdef\n");
-  assert.deepEqual(
-    check("sk_live_0123456789abcdef"),
-    [path.join(ws, ".env")],
-    "a new credential file is seen",
-  );
-  await writeFile(path.join(ws, ".env"), "STRIPE_KEY=sk_live_fedcba9876543210\n");
-  assert.deepEqual(check("sk_live_0123456789abcdef"), [], "the old value is gone");
-  assert.deepEqual(check("sk_live_fedcba9876543210"), [path.join(ws, ".env")], "the new one is in");
+  await writeFile(path.join(ws, ".env"), `STRIPE_KEY=${oldStripe}\n`);
+  assert.deepEqual(check(oldStripe), [path.join(ws, ".env")], "a new credential file is seen");
+  await writeFile(path.join(ws, ".env"), `STRIPE_KEY=${newStripe}\n`);
+  assert.deepEqual(check(oldStripe), [], "the old value is gone");
+  assert.deepEqual(check(newStripe), [path.join(ws, ".env")], "the new one is in");
 });
 
 test("results: text, images and details are filtered; a note names the source; clean results are untouched", () => {
