@@ -1,11 +1,17 @@
 // The live policy file: a bounded, never-blocking reader and an atomic compare-and-swap writer.
 // The gate rereads it before every tool call; the operator CLI and the bridge's set_policy write it.
-import { accessSync, closeSync, constants, fstatSync, openSync, readSync } from "node:fs";
-import { lstat, open, rename, rm } from "node:fs/promises";
+import { accessSync, constants } from "node:fs";
 import path from "node:path";
 import { DEFAULT_POLICY_PATH } from "../runtime-paths.ts";
 
 import { isPolicyMode, POLICY_MODES, type PolicyMode } from "./policy-modes.ts";
+import {
+  assertReplaceable,
+  ReplaceRefused,
+  type WordRead,
+  wordFile,
+  writeWordAtomically,
+} from "./word-file.ts";
 
 export { isPolicyMode, POLICY_MODES, type PolicyMode };
 export type PolicySource = "file" | "env" | "default";
@@ -49,60 +55,18 @@ export function choosePolicyPath(env: NodeJS.ProcessEnv, stateDir: string): stri
 
 type FileRead = { ok: true; policy: PolicyMode } | { ok: false; problem: string };
 
+const POLICY_FILE = wordFile({ words: POLICY_MODES, maxBytes: MAX_POLICY_BYTES });
+
+const asPolicy = (read: WordRead<PolicyMode>): FileRead => (read.ok ? { ok: true, policy: read.word } : read);
+
 /** Parses policy text: one mode, surrounding whitespace ignored, nothing else. */
 export function parsePolicyText(bytes: Uint8Array): FileRead {
-  if (bytes.length === 0) return { ok: false, problem: "invalid: empty" };
-  let text: string;
-  try {
-    text = new TextDecoder("utf-8", { fatal: true }).decode(bytes);
-  } catch {
-    return { ok: false, problem: "invalid: not UTF-8 text" };
-  }
-  const value = text.trim();
-  if (value.length === 0) return { ok: false, problem: "invalid: empty" };
-  if (!isPolicyMode(value)) {
-    // Echo only printable ASCII, capped, so logs never carry odd bytes.
-    const shown = JSON.stringify(value.replace(/[^\x20-\x7e]/g, "?").slice(0, 32));
-    return { ok: false, problem: `invalid: unknown value ${shown}` };
-  }
-  return { ok: true, policy: value };
+  return asPolicy(POLICY_FILE.parse(bytes));
 }
-
-/** Reused by every (synchronous, so never overlapping) read: one allocation per process, not per tool call. */
-const readBuffer = Buffer.alloc(MAX_POLICY_BYTES + 1);
 
 /** Reads the file without ever blocking: O_NONBLOCK open, fstat, regular files only, bounded read. */
 function readPolicyFile(file: string): FileRead {
-  let fd: number;
-  try {
-    fd = openSync(file, constants.O_RDONLY | constants.O_NONBLOCK | constants.O_NOCTTY);
-  } catch (error) {
-    const code = (error as NodeJS.ErrnoException).code;
-    if (code === "ENOENT" || code === "ENOTDIR") return { ok: false, problem: "missing" };
-    return { ok: false, problem: `invalid: cannot open (${code ?? "error"})` };
-  }
-  try {
-    const stat = fstatSync(fd);
-    if (!stat.isFile()) return { ok: false, problem: "invalid: not a regular file" };
-    if (stat.size > MAX_POLICY_BYTES) return { ok: false, problem: "oversized" };
-    const buffer = readBuffer;
-    let length = 0;
-    // The size can change between fstat and read; the buffer bound is what counts.
-    while (length < buffer.length) {
-      const n = readSync(fd, buffer, length, buffer.length - length, null);
-      if (n === 0) break;
-      length += n;
-    }
-    if (length > MAX_POLICY_BYTES) return { ok: false, problem: "oversized" };
-    return parsePolicyText(buffer.subarray(0, length));
-  } catch (error) {
-    return {
-      ok: false,
-      problem: `invalid: cannot read (${(error as NodeJS.ErrnoException).code ?? "error"})`,
-    };
-  } finally {
-    closeSync(fd);
-  }
+  return asPolicy(POLICY_FILE.read(file));
 }
 
 /** File first, then AGENT_POLICY, then "ask". Synchronous and bounded: safe to call before every tool call. */
@@ -143,41 +107,19 @@ export async function setPolicy(options: {
   }
   const file = policyPath(env);
   try {
-    const stat = await lstat(file);
-    if (stat.isSymbolicLink()) {
-      return { ok: false, error: "symlink_target", message: `refusing to replace a symlink: ${file}` };
-    }
-    if (!stat.isFile()) {
-      return { ok: false, error: "io_error", message: `refusing to replace a non-regular file: ${file}` };
-    }
+    await assertReplaceable(file);
   } catch (error) {
-    if ((error as NodeJS.ErrnoException).code !== "ENOENT") return ioError(error, file);
+    if (error instanceof ReplaceRefused)
+      return { ok: false, error: error.symlink ? "symlink_target" : "io_error", message: error.message };
+    return ioError(error, file);
   }
   const previous = readEffectivePolicy(env);
   if (options.expected !== undefined && previous.policy !== options.expected) {
     return { ok: false, error: "policy_conflict", current: previous };
   }
-  const dir = path.dirname(file);
-  const temp = path.join(dir, `.${path.basename(file)}.${process.pid}.${Date.now()}.tmp`);
   try {
-    const handle = await open(temp, "wx", 0o644);
-    try {
-      // Whatever the umask (a launcher's `umask 077`): Pi's gate, another uid, reads this file.
-      await handle.chmod(0o644);
-      await handle.writeFile(`${options.policy}\n`);
-      await handle.sync();
-    } finally {
-      await handle.close();
-    }
-    await rename(temp, file);
-    const dirHandle = await open(dir, "r");
-    try {
-      await dirHandle.sync();
-    } finally {
-      await dirHandle.close();
-    }
+    await writeWordAtomically(file, options.policy);
   } catch (error) {
-    await rm(temp, { force: true }).catch(() => {});
     return ioError(error, file);
   }
   return { ok: true, previous, current: readEffectivePolicy(env) };
