@@ -19,15 +19,7 @@ import path from "node:path";
 import { after, before, describe, it } from "node:test";
 import type Docker from "dockerode";
 import { writeScriptedAgentDir } from "../../agent-runtime/dev/agent-dir.ts";
-import {
-  callTool,
-  lastToolResult,
-  lastUserText,
-  type RecordedRequest,
-  type ScriptedModel,
-  say,
-  startScriptedModel,
-} from "../../agent-runtime/dev/scripted-model.ts";
+import { type ScriptedModel, startScriptedModel } from "../../agent-runtime/dev/scripted-model.ts";
 import { landlockArgs, toolsDomain } from "../../agent-runtime/sandbox/landlock.ts";
 import { BridgeClient, type BridgeConnectionError, type BridgeFrame } from "../../bridge/client.ts";
 import { ensureEngine } from "../../scripts/docker/ensure-engine.mjs";
@@ -41,6 +33,7 @@ import {
   SQUAT_PORT,
 } from "./support/auth-chain-attacks.ts";
 import { buildImage, docker, execIn, freePort, imageTag, repoRoot } from "./support/docker.ts";
+import { toolScript } from "./support/harness.ts";
 
 const IMAGE = imageTag("chat-ui-agent-runtime:auth-chain-test");
 const SUPPORT = path.join(repoRoot, "tests", "image", "support");
@@ -79,12 +72,6 @@ const MODES: Mode[] = [
   },
   { key: "user1000", name: "--user 1000 (token in the environment)", user: "1000", token: "env" },
 ];
-
-function script(request: RecordedRequest) {
-  if (lastToolResult(request.body) !== undefined) return say("done");
-  const bash = /^BASH (.+)$/s.exec(lastUserText(request.body));
-  return bash ? callTool("bash", { command: bash[1] }) : say("nothing to do");
-}
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
@@ -566,7 +553,7 @@ for (const mode of MODES) {
           writeFileSync(path.join(work, "attacks", `${name}.js`), source);
         chmodSync(work, 0o755);
         chmodSync(path.join(work, "attacks"), 0o755);
-        model = await startScriptedModel({ script });
+        model = await startScriptedModel({ script: toolScript });
         chain = await runChain(mode, model, work, cleanups);
       },
       { timeout: 15 * 60_000 },

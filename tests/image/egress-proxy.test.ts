@@ -11,26 +11,19 @@
 import assert from "node:assert/strict";
 import { randomBytes } from "node:crypto";
 import { chmodSync, copyFileSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
-import net from "node:net";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { PassThrough } from "node:stream";
 import { before, describe, it, type TestContext } from "node:test";
 import { writeScriptedAgentDir } from "../../agent-runtime/dev/agent-dir.ts";
-import {
-  callTool,
-  lastToolResult,
-  lastUserText,
-  type RecordedRequest,
-  say,
-  startScriptedModel,
-} from "../../agent-runtime/dev/scripted-model.ts";
+import { startScriptedModel } from "../../agent-runtime/dev/scripted-model.ts";
 import { APPROVAL_CHOICES } from "../../agent-runtime/policy/grants.ts";
 import type { Isolation } from "../../bridge/protocol.ts";
 import { ensureEngine } from "../../scripts/docker/ensure-engine.mjs";
 import { ensureTestBase } from "../../scripts/docker/test-base.mjs";
 import { type Frame, TestClient } from "../support/bridge.ts";
 import { buildImage, docker, execIn, imageTag, repoRoot } from "./support/docker.ts";
+import { toolScript, unixToTcp, until } from "./support/harness.ts";
 
 const IMAGE = imageTag("chat-ui-agent-runtime:egress-proxy-test");
 const PROBES = imageTag("chat-ui-agent-runtime:egress-proxy-probes");
@@ -40,16 +33,6 @@ const TARGET = "203.0.113.7";
 const SINK = `${TARGET}:80`;
 const STANDIN = `${TARGET}:8080`;
 const REGISTRIES = { registries: [{ name: "stand-in", hosts: [TARGET], ports: [8080] }] };
-
-function script(request: RecordedRequest) {
-  if (lastToolResult(request.body) !== undefined) return say("done");
-  const text = lastUserText(request.body);
-  const bash = /^BASH (.+)$/s.exec(text);
-  if (bash) return callTool("bash", { command: bash[1] });
-  const write = /^WRITE (\S+) (.+)$/s.exec(text);
-  if (write) return callTool("write", { path: write[1], content: write[2] });
-  return say("nothing to do");
-}
 
 before(
   async () => {
@@ -105,39 +88,6 @@ const MODES: Mode[] = [
   { name: "--user 1000 (one uid)", user: "1000", token: "env" },
 ];
 
-/** A host-side unix socket server that forwards every connection to a host TCP port (the scripted model). */
-function unixToTcp(t: TestContext, socketPath: string, port: number): Promise<void> {
-  const server = net.createServer((socket) => {
-    const upstream = net.connect(port, "127.0.0.1");
-    socket.pipe(upstream).pipe(socket);
-    const end = () => {
-      socket.destroy();
-      upstream.destroy();
-    };
-    for (const s of [socket, upstream]) {
-      s.on("error", end);
-      s.on("close", end);
-    }
-  });
-  t.after(() => new Promise<void>((resolve) => server.close(() => resolve())));
-  return new Promise((resolve) =>
-    server.listen(socketPath, () => {
-      chmodSync(socketPath, 0o666);
-      resolve();
-    }),
-  );
-}
-
-const wait = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
-
-async function until(check: () => Promise<boolean>, ms: number, what: string): Promise<void> {
-  const deadline = Date.now() + ms;
-  while (!(await check())) {
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await wait(200);
-  }
-}
-
 interface Running {
   client: TestClient;
   root: (command: string) => Promise<string>;
@@ -149,7 +99,7 @@ interface Running {
 }
 
 async function start(t: TestContext, mode: Mode): Promise<Running> {
-  const model = await startScriptedModel({ script });
+  const model = await startScriptedModel({ script: toolScript });
   t.after(() => model.close());
   const seed = mkdtempSync(path.join(tmpdir(), "egress-image-seed-"));
   const relayDir = mkdtempSync(path.join(tmpdir(), "egress-image-relay-"));

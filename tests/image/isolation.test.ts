@@ -13,34 +13,18 @@ import { before, describe, it, type TestContext } from "node:test";
 import type Docker from "dockerode";
 import { writeScriptedAgentDir } from "../../agent-runtime/dev/agent-dir.ts";
 import { probe, waitForHttp } from "../../agent-runtime/dev/http-probe.ts";
-import {
-  callTool,
-  lastToolResult,
-  lastUserText,
-  type RecordedRequest,
-  say,
-  startScriptedModel,
-} from "../../agent-runtime/dev/scripted-model.ts";
+import { startScriptedModel } from "../../agent-runtime/dev/scripted-model.ts";
 import type { Isolation } from "../../bridge/protocol.ts";
 import { ensureEngine } from "../../scripts/docker/ensure-engine.mjs";
 import { ensureTestBase } from "../../scripts/docker/test-base.mjs";
 import { allowOnce, dialogText, isApprovalDialog } from "../support/approval.ts";
 import { type Frame, TestClient } from "../support/bridge.ts";
 import { buildImage, docker, execIn, freePort, imageTag, repoRoot } from "./support/docker.ts";
+import { toolScript } from "./support/harness.ts";
 
 const IMAGE = imageTag("chat-ui-agent-runtime:isolation-test");
 /** Built at run time: no key-shaped literal in the tree. */
 const PROVIDER_KEY = `sk-fakeprovider-${randomBytes(12).toString("hex")}`;
-
-function script(request: RecordedRequest) {
-  if (lastToolResult(request.body) !== undefined) return say("done");
-  const text = lastUserText(request.body);
-  const bash = /^BASH (.+)$/s.exec(text);
-  if (bash) return callTool("bash", { command: bash[1] });
-  const write = /^WRITE (\S+) (.+)$/s.exec(text);
-  if (write) return callTool("write", { path: write[1], content: write[2] });
-  return say("nothing to do");
-}
 
 before(
   async () => {
@@ -79,7 +63,7 @@ interface Running {
 }
 
 async function start(t: TestContext, mode: Mode): Promise<Running> {
-  const model = await startScriptedModel({ script });
+  const model = await startScriptedModel({ script: toolScript });
   const seed = mkdtempSync(path.join(tmpdir(), "iso-image-seed-"));
   await writeScriptedAgentDir(model.baseUrl, seed);
   chmodSync(seed, 0o755);

@@ -12,25 +12,18 @@
 import assert from "node:assert/strict";
 import { randomBytes } from "node:crypto";
 import { chmodSync, copyFileSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
-import net from "node:net";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { PassThrough } from "node:stream";
-import { before, describe, it, type TestContext } from "node:test";
+import { before, describe, it } from "node:test";
 import { writeScriptedAgentDir } from "../../agent-runtime/dev/agent-dir.ts";
-import {
-  callTool,
-  lastToolResult,
-  lastUserText,
-  type RecordedRequest,
-  say,
-  startScriptedModel,
-} from "../../agent-runtime/dev/scripted-model.ts";
+import { startScriptedModel } from "../../agent-runtime/dev/scripted-model.ts";
 import type { Isolation } from "../../bridge/protocol.ts";
 import { ensureEngine } from "../../scripts/docker/ensure-engine.mjs";
 import { ensureTestBase } from "../../scripts/docker/test-base.mjs";
 import { type Frame, TestClient } from "../support/bridge.ts";
 import { buildImage, docker, execIn, imageTag, repoRoot } from "./support/docker.ts";
+import { toolScript, unixToTcp, until } from "./support/harness.ts";
 
 const IMAGE = imageTag("chat-ui-agent-runtime:netmode-test");
 const PROBES = imageTag("chat-ui-agent-runtime:netmode-probes");
@@ -43,12 +36,6 @@ const connect = (tag: string) => `${CONNECT} ${TARGET} 80 ${tag}`;
 /** curl, which the gate reads and shows as sending: exit 7 when it could not connect (the sink never answers). */
 const curl = (tag: string) =>
   `curl -sS --noproxy '*' --connect-timeout 3 -m 5 --data ${tag} http://${TARGET}:80/; echo curl=$?`;
-
-function script(request: RecordedRequest) {
-  if (lastToolResult(request.body) !== undefined) return say("done");
-  const bash = /^BASH (.+)$/s.exec(lastUserText(request.body));
-  return bash ? callTool("bash", { command: bash[1] }) : say("nothing to do");
-}
 
 before(
   async () => {
@@ -103,41 +90,10 @@ const MODES: Mode[] = [
   { name: "--user 1000 (one uid)", user: "1000", token: "env" },
 ];
 
-/** A host-side unix socket server that forwards every connection to a host TCP port (the scripted model). */
-function unixToTcp(t: TestContext, socketPath: string, port: number): Promise<void> {
-  const server = net.createServer((socket) => {
-    const upstream = net.connect(port, "127.0.0.1");
-    socket.pipe(upstream).pipe(socket);
-    const end = () => {
-      socket.destroy();
-      upstream.destroy();
-    };
-    for (const s of [socket, upstream]) {
-      s.on("error", end);
-      s.on("close", end);
-    }
-  });
-  t.after(() => new Promise<void>((resolve) => server.close(() => resolve())));
-  return new Promise((resolve) =>
-    server.listen(socketPath, () => {
-      chmodSync(socketPath, 0o666);
-      resolve();
-    }),
-  );
-}
-
-async function until(check: () => Promise<boolean>, ms: number, what: string): Promise<void> {
-  const deadline = Date.now() + ms;
-  while (!(await check())) {
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((resolve) => setTimeout(resolve, 200));
-  }
-}
-
 describe("the network mode and approved calls in the image", { timeout: 60 * 60_000 }, () => {
   for (const mode of MODES) {
     it(`${mode.name}: lockdown, registries and open as the tools meet them; an approved call reaches the listener, an auto-allowed one does not`, async (t) => {
-      const model = await startScriptedModel({ script });
+      const model = await startScriptedModel({ script: toolScript });
       t.after(() => model.close());
       const seed = mkdtempSync(path.join(tmpdir(), "netmode-image-seed-"));
       const relayDir = mkdtempSync(path.join(tmpdir(), "netmode-image-relay-"));

@@ -15,20 +15,14 @@ import { PassThrough } from "node:stream";
 import { before, describe, it, type TestContext } from "node:test";
 import type Docker from "dockerode";
 import { writeScriptedAgentDir } from "../../agent-runtime/dev/agent-dir.ts";
-import {
-  callTool,
-  lastToolResult,
-  lastUserText,
-  type RecordedRequest,
-  say,
-  startScriptedModel,
-} from "../../agent-runtime/dev/scripted-model.ts";
+import { startScriptedModel } from "../../agent-runtime/dev/scripted-model.ts";
 import type { Isolation } from "../../bridge/protocol.ts";
 import { ensureEngine } from "../../scripts/docker/ensure-engine.mjs";
 import { ensureTestBase } from "../../scripts/docker/test-base.mjs";
 import { allowOnce, deny, isApprovalDialog } from "../support/approval.ts";
 import { type Frame, TestClient } from "../support/bridge.ts";
 import { buildImage, docker, execIn, imageTag, repoRoot } from "./support/docker.ts";
+import { toolScript, unixToTcp, until } from "./support/harness.ts";
 
 /**
  * SANDBOX_TEST_PRODUCT_IMAGE names an already built product image to test instead of this checkout's (to show
@@ -43,16 +37,6 @@ const PORTS = { bridge: 7700, model: 7701, sbx: 7702 };
 const TARGET = { v4: "203.0.113.7", v6: "2001:db8::7" };
 /** The container's pids budget: the tools get 300 (RLIMIT_NPROC), 100 stay for the others. */
 const PIDS_LIMIT = 400;
-
-function script(request: RecordedRequest) {
-  if (lastToolResult(request.body) !== undefined) return say("done");
-  const text = lastUserText(request.body);
-  const bash = /^BASH (.+)$/s.exec(text);
-  if (bash) return callTool("bash", { command: bash[1] });
-  const write = /^WRITE (\S+) (.+)$/s.exec(text);
-  if (write) return callTool("write", { path: write[1], content: write[2] });
-  return say("nothing to do");
-}
 
 before(
   async () => {
@@ -134,29 +118,6 @@ interface Running {
   egressDialogs: Frame[];
 }
 
-/** A host-side unix socket server that forwards every connection to a host TCP port (the scripted model). */
-function unixToTcp(t: TestContext, socketPath: string, port: number): Promise<void> {
-  const server = net.createServer((socket) => {
-    const upstream = net.connect(port, "127.0.0.1");
-    socket.pipe(upstream).pipe(socket);
-    const end = () => {
-      socket.destroy();
-      upstream.destroy();
-    };
-    for (const s of [socket, upstream]) {
-      s.on("error", end);
-      s.on("close", end);
-    }
-  });
-  t.after(() => new Promise<void>((resolve) => server.close(() => resolve())));
-  return new Promise((resolve) =>
-    server.listen(socketPath, () => {
-      chmodSync(socketPath, 0o666);
-      resolve();
-    }),
-  );
-}
-
 /** Reads one line from a unix socket (the sbx-server stand-in's greeting). */
 function greet(socketPath: string, ms = 5_000): Promise<string> {
   return new Promise((resolve) => {
@@ -180,18 +141,8 @@ function greet(socketPath: string, ms = 5_000): Promise<string> {
   });
 }
 
-const wait = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
-
-async function until(check: () => Promise<boolean>, ms: number, what: string): Promise<void> {
-  const deadline = Date.now() + ms;
-  while (!(await check())) {
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await wait(200);
-  }
-}
-
 async function start(t: TestContext, mode: Mode): Promise<Running> {
-  const model = await startScriptedModel({ script });
+  const model = await startScriptedModel({ script: toolScript });
   t.after(() => model.close());
   const seed = mkdtempSync(path.join(tmpdir(), "sandbox-image-seed-"));
   const relayDir = mkdtempSync(path.join(tmpdir(), "sandbox-image-relay-"));

@@ -10,29 +10,16 @@ import path from "node:path";
 import { PassThrough } from "node:stream";
 import { before, describe, it, type TestContext } from "node:test";
 import { writeScriptedAgentDir } from "../../agent-runtime/dev/agent-dir.ts";
-import {
-  callTool,
-  lastToolResult,
-  lastUserText,
-  type RecordedRequest,
-  say,
-  startScriptedModel,
-} from "../../agent-runtime/dev/scripted-model.ts";
+import { startScriptedModel } from "../../agent-runtime/dev/scripted-model.ts";
 import { APPROVAL_CHOICES } from "../../agent-runtime/policy/grants.ts";
 import { ensureEngine } from "../../scripts/docker/ensure-engine.mjs";
 import { ensureTestBase } from "../../scripts/docker/test-base.mjs";
 import { isApprovalDialog } from "../support/approval.ts";
 import { type Frame, TestClient } from "../support/bridge.ts";
 import { buildImage, docker, execIn, freePort, imageTag, repoRoot } from "./support/docker.ts";
+import { toolScript } from "./support/harness.ts";
 
 const IMAGE = imageTag("chat-ui-agent-runtime:session-grants-test");
-
-function script(request: RecordedRequest) {
-  if (lastToolResult(request.body) !== undefined) return say("done");
-  const bash = /^BASH (.+)$/s.exec(lastUserText(request.body));
-  if (bash) return callTool("bash", { command: bash[1] });
-  return say("nothing to do");
-}
 
 before(
   async () => {
@@ -65,7 +52,7 @@ const MODES: Mode[] = [
 ];
 
 async function start(t: TestContext, mode: Mode) {
-  const model = await startScriptedModel({ script });
+  const model = await startScriptedModel({ script: toolScript });
   const seed = mkdtempSync(path.join(tmpdir(), "session-grants-seed-"));
   await writeScriptedAgentDir(model.baseUrl, seed);
   chmodSync(seed, 0o755);

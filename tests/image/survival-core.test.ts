@@ -16,20 +16,14 @@ import { PassThrough } from "node:stream";
 import { before, describe, it, type TestContext } from "node:test";
 import type Docker from "dockerode";
 import { writeScriptedAgentDir } from "../../agent-runtime/dev/agent-dir.ts";
-import {
-  callTool,
-  lastToolResult,
-  lastUserText,
-  type RecordedRequest,
-  say,
-  startScriptedModel,
-} from "../../agent-runtime/dev/scripted-model.ts";
+import { startScriptedModel } from "../../agent-runtime/dev/scripted-model.ts";
 import { BridgeStatus } from "../../bridge/protocol.ts";
 import { ensureEngine } from "../../scripts/docker/ensure-engine.mjs";
 import { ensureTestBase } from "../../scripts/docker/test-base.mjs";
 import { allowOnce, isApprovalDialog } from "../support/approval.ts";
 import { type Frame, TestClient } from "../support/bridge.ts";
 import { buildImage, docker, execIn, freePort, imageTag, repoRoot } from "./support/docker.ts";
+import { toolScript } from "./support/harness.ts";
 
 const IMAGE = imageTag("chat-ui-agent-runtime:survival-core-test");
 
@@ -37,13 +31,6 @@ const ATTACKS = JSON.parse(
   readFileSync(path.join(import.meta.dirname, "fixtures", "survival-core-attacks.json"), "utf8"),
 ) as Record<"fillDisk" | "remedyFreeDisk" | "afterRecovery" | "fifoGitfile" | "remedyUnblockFifo", string>;
 const attack = (name: keyof typeof ATTACKS, workspace: string) => ATTACKS[name].replaceAll("{WS}", workspace);
-
-function script(request: RecordedRequest) {
-  if (lastToolResult(request.body) !== undefined) return say("done");
-  const bash = /^BASH (.+)$/s.exec(lastUserText(request.body));
-  if (bash) return callTool("bash", { command: bash[1] });
-  return say("nothing to do");
-}
 
 before(
   async () => {
@@ -83,7 +70,7 @@ interface Running {
 }
 
 async function start(t: TestContext, launch: Launch): Promise<Running> {
-  const model = await startScriptedModel({ script });
+  const model = await startScriptedModel({ script: toolScript });
   const seed = mkdtempSync(path.join(tmpdir(), "survival-core-seed-"));
   await writeScriptedAgentDir(model.baseUrl, seed);
   chmodSync(seed, 0o755);

@@ -22,19 +22,13 @@ import { PassThrough } from "node:stream";
 import { before, describe, it, type TestContext } from "node:test";
 import type Docker from "dockerode";
 import { writeScriptedAgentDir } from "../../agent-runtime/dev/agent-dir.ts";
-import {
-  callTool,
-  lastToolResult,
-  lastUserText,
-  type RecordedRequest,
-  say,
-  startScriptedModel,
-} from "../../agent-runtime/dev/scripted-model.ts";
+import { startScriptedModel } from "../../agent-runtime/dev/scripted-model.ts";
 import { BridgeStatus } from "../../bridge/protocol.ts";
 import { ensureEngine } from "../../scripts/docker/ensure-engine.mjs";
 import { ensureTestBase } from "../../scripts/docker/test-base.mjs";
 import { TestClient } from "../support/bridge.ts";
 import { buildImage, docker, execIn, freePort, imageTag, repoRoot } from "./support/docker.ts";
+import { toolScript } from "./support/harness.ts";
 
 const IMAGE = imageTag("chat-ui-agent-runtime:survival-reads-test");
 const SUPPORT = path.join(import.meta.dirname, "support");
@@ -44,12 +38,6 @@ const ATTACKS = JSON.parse(
   readFileSync(path.join(import.meta.dirname, "fixtures", "survival-reads-attacks.json"), "utf8"),
 ) as Record<"plantFifos" | "pytestCall" | "showEnv" | "fillDisk" | "afterRestart" | "remedyFreeDisk", string>;
 const attack = (name: keyof typeof ATTACKS, ws = WS) => ATTACKS[name].replaceAll("{WS}", ws);
-
-function script(request: RecordedRequest) {
-  if (lastToolResult(request.body) !== undefined) return say("done");
-  const bash = /^BASH (.+)$/s.exec(lastUserText(request.body));
-  return bash ? callTool("bash", { command: bash[1] }) : say("nothing to do");
-}
 
 before(
   async () => {
@@ -107,7 +95,7 @@ interface Running {
 const SMALL_DISK = { ws: "/data/workspace", state: "/data/state" };
 
 async function start(t: TestContext, mode: Mode, smallDisk = false): Promise<Running> {
-  const model = await startScriptedModel({ script });
+  const model = await startScriptedModel({ script: toolScript });
   const seed = mkdtempSync(path.join(tmpdir(), "survival-reads-seed-"));
   await writeScriptedAgentDir(model.baseUrl, seed);
   chmodSync(seed, 0o755);
