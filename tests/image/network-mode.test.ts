@@ -11,19 +11,17 @@
 // The sink's count is checked against the calls that connected. Attack code runs only inside these containers.
 import assert from "node:assert/strict";
 import { randomBytes } from "node:crypto";
-import { chmodSync, copyFileSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { copyFileSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { PassThrough } from "node:stream";
 import { before, describe, it } from "node:test";
-import { writeScriptedAgentDir } from "../../agent-runtime/dev/agent-dir.ts";
-import { startScriptedModel } from "../../agent-runtime/dev/scripted-model.ts";
 import type { Isolation } from "../../bridge/protocol.ts";
 import { ensureEngine } from "../../scripts/docker/ensure-engine.mjs";
 import { ensureTestBase } from "../../scripts/docker/test-base.mjs";
 import { type Frame, TestClient } from "../support/bridge.ts";
 import { buildImage, docker, execIn, imageTag, repoRoot } from "./support/docker.ts";
-import { toolScript, unixToTcp, until } from "./support/harness.ts";
+import { hostModel, until } from "./support/harness.ts";
 
 const IMAGE = imageTag("chat-ui-agent-runtime:netmode-test");
 const PROBES = imageTag("chat-ui-agent-runtime:netmode-probes");
@@ -93,19 +91,7 @@ const MODES: Mode[] = [
 describe("the network mode and approved calls in the image", { timeout: 60 * 60_000 }, () => {
   for (const mode of MODES) {
     it(`${mode.name}: lockdown, registries and open as the tools meet them; an approved call reaches the listener, an auto-allowed one does not`, async (t) => {
-      const model = await startScriptedModel({ script: toolScript });
-      t.after(() => model.close());
-      const seed = mkdtempSync(path.join(tmpdir(), "netmode-image-seed-"));
-      const relayDir = mkdtempSync(path.join(tmpdir(), "netmode-image-relay-"));
-      t.after(() => {
-        rmSync(seed, { recursive: true, force: true });
-        rmSync(relayDir, { recursive: true, force: true });
-      });
-      chmodSync(relayDir, 0o777);
-      await writeScriptedAgentDir(`http://127.0.0.1:${PORTS.model}/v1`, seed);
-      chmodSync(seed, 0o755);
-      chmodSync(path.join(seed, "models.json"), 0o644);
-      await unixToTcp(t, path.join(relayDir, "model.sock"), Number(new URL(model.baseUrl).port));
+      const { seed, relayDir } = await hostModel(t, "netmode-image", PORTS.model);
       const token = `bridge-token-${randomBytes(16).toString("hex")}`;
       const bridge = [
         "node /opt/chat-ui-agent/bridge.mjs",

@@ -7,22 +7,20 @@
 // Attack code runs only inside these containers.
 import assert from "node:assert/strict";
 import { randomBytes } from "node:crypto";
-import { chmodSync, copyFileSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { copyFileSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import net from "node:net";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { PassThrough } from "node:stream";
 import { before, describe, it, type TestContext } from "node:test";
 import type Docker from "dockerode";
-import { writeScriptedAgentDir } from "../../agent-runtime/dev/agent-dir.ts";
-import { startScriptedModel } from "../../agent-runtime/dev/scripted-model.ts";
 import type { Isolation } from "../../bridge/protocol.ts";
 import { ensureEngine } from "../../scripts/docker/ensure-engine.mjs";
 import { ensureTestBase } from "../../scripts/docker/test-base.mjs";
 import { allowOnce, deny, isApprovalDialog } from "../support/approval.ts";
 import { type Frame, TestClient } from "../support/bridge.ts";
 import { buildImage, docker, execIn, imageTag, repoRoot } from "./support/docker.ts";
-import { toolScript, unixToTcp, until } from "./support/harness.ts";
+import { hostModel, until } from "./support/harness.ts";
 
 /**
  * SANDBOX_TEST_PRODUCT_IMAGE names an already built product image to test instead of this checkout's (to show
@@ -142,19 +140,7 @@ function greet(socketPath: string, ms = 5_000): Promise<string> {
 }
 
 async function start(t: TestContext, mode: Mode): Promise<Running> {
-  const model = await startScriptedModel({ script: toolScript });
-  t.after(() => model.close());
-  const seed = mkdtempSync(path.join(tmpdir(), "sandbox-image-seed-"));
-  const relayDir = mkdtempSync(path.join(tmpdir(), "sandbox-image-relay-"));
-  t.after(() => {
-    rmSync(seed, { recursive: true, force: true });
-    rmSync(relayDir, { recursive: true, force: true });
-  });
-  chmodSync(relayDir, 0o777);
-  await writeScriptedAgentDir(`http://127.0.0.1:${PORTS.model}/v1`, seed);
-  chmodSync(seed, 0o755);
-  chmodSync(path.join(seed, "models.json"), 0o644);
-  await unixToTcp(t, path.join(relayDir, "model.sock"), Number(new URL(model.baseUrl).port));
+  const { seed, relayDir } = await hostModel(t, "sandbox-image", PORTS.model);
   const token = `bridge-token-${randomBytes(16).toString("hex")}`;
   const bridge = [
     "node /opt/chat-ui-agent/bridge.mjs",

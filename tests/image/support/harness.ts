@@ -1,14 +1,19 @@
 // Pieces every image test that drives real Pi in a container shares: the scripted model's two prompts, the relay
 // that lets the container reach the host's scripted model through a unix socket, and polling for a condition.
-import { chmodSync } from "node:fs";
+import { chmodSync, mkdtempSync, rmSync } from "node:fs";
 import net from "node:net";
+import { tmpdir } from "node:os";
+import path from "node:path";
 import type { TestContext } from "node:test";
+import { writeScriptedAgentDir } from "../../../agent-runtime/dev/agent-dir.ts";
 import {
   callTool,
   lastToolResult,
   lastUserText,
   type RecordedRequest,
+  type ScriptedModel,
   say,
+  startScriptedModel,
 } from "../../../agent-runtime/dev/scripted-model.ts";
 
 /** The scripted model: "BASH <command>" and "WRITE <path> <content>" become that tool call, then "done". */
@@ -52,4 +57,30 @@ export async function until(check: () => Promise<boolean>, ms: number, what: str
     if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
     await new Promise((resolve) => setTimeout(resolve, 200));
   }
+}
+
+/**
+ * The host side of a container that reaches the scripted model: the model (toolScript), Pi's agent dir naming it
+ * at 127.0.0.1:`modelPort` inside the container (mount `seed` at /pi-seed), and a relay socket `model.sock` in
+ * `relayDir` (mount it at /relay) for the container's infra to forward that port to. All removed after the test.
+ */
+export async function hostModel(
+  t: TestContext,
+  prefix: string,
+  modelPort: number,
+): Promise<{ model: ScriptedModel; seed: string; relayDir: string }> {
+  const model = await startScriptedModel({ script: toolScript });
+  t.after(() => model.close());
+  const seed = mkdtempSync(path.join(tmpdir(), `${prefix}-seed-`));
+  const relayDir = mkdtempSync(path.join(tmpdir(), `${prefix}-relay-`));
+  t.after(() => {
+    rmSync(seed, { recursive: true, force: true });
+    rmSync(relayDir, { recursive: true, force: true });
+  });
+  chmodSync(relayDir, 0o777);
+  await writeScriptedAgentDir(`http://127.0.0.1:${modelPort}/v1`, seed);
+  chmodSync(seed, 0o755);
+  chmodSync(path.join(seed, "models.json"), 0o644);
+  await unixToTcp(t, path.join(relayDir, "model.sock"), Number(new URL(model.baseUrl).port));
+  return { model, seed, relayDir };
 }
