@@ -21,12 +21,20 @@ const INTERNAL_V4: readonly [string, number][] = [
 const INTERNAL_V6: readonly [string, number][] = [
   ["::", 128],
   ["::1", 128],
+  ["100::", 64],
   ["fc00::", 7],
   ["fe80::", 10],
+  // Site-local (deprecated, still private where a stack honours it).
+  ["fec0::", 10],
   ["ff00::", 8],
-  // 6to4 and NAT64 carry an IPv4 address the checks above would have to see: refused whole.
+  // IPv4-compatible (`::127.0.0.1`), IPv4-translated (`::ffff:0:127.0.0.1`), 6to4, Teredo and NAT64 (well-known
+  // and local-use) carry an IPv4 address the checks above would have to see: refused whole.
+  ["::", 96],
+  ["::ffff:0:0:0", 96],
   ["2002::", 16],
+  ["2001::", 32],
   ["64:ff9b::", 96],
+  ["64:ff9b:1::", 48],
 ];
 
 const internal = new BlockList();

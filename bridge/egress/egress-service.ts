@@ -37,17 +37,19 @@ export class EgressService {
     const port = options.listener.address.port;
     this.port = port;
     this.attribution = new ConnectAttribution({ proxyPort: () => port });
+    const attribute = (clientPort: number) => this.attribution.of(clientPort, ATTRIBUTION_WAIT_MS);
     const decider = new EgressDecider({
       networkMode: options.networkMode,
       policy: options.policy,
       registries: options.registries,
       grants: options.grants,
       ask: options.ask,
-      attribute: (clientPort) => this.attribution.of(clientPort, ATTRIBUTION_WAIT_MS),
+      attribute,
       log: options.log,
     });
     this.proxy = new EgressProxy({
       decide: decider.decide,
+      attribute,
       log: options.log,
       onConnection: (clientPort) => this.attribution.accepted(clientPort),
       onConnectionClosed: (clientPort) => this.attribution.closed(clientPort),

@@ -2,9 +2,12 @@
 // other route). It speaks HTTP CONNECT (TLS and anything else, one tunnel per decision) and plain HTTP in
 // absolute form (one decision per request, since a kept-alive proxy connection may name another host each
 // time). It decides on the canonical destination (destination.ts), resolves names itself, never connects to an
-// internal address (address-class.ts), and connects to exactly what was decided on. What to do with a
-// destination is the caller's `decide` (rules, grants, the person's dialog): a verdict that never comes is a
-// request that waits, never one that passes.
+// internal address (address-class.ts), and connects to exactly what was decided on. An internal IP literal is
+// refused before any decision: no answer could let it through, so a dialog about it would only teach the person
+// to click "allow". A name is resolved only once it is allowed (resolving first would send a query for any name a
+// tool makes up, a way out by DNS), so a name that resolves only to internal addresses is refused after the
+// decision. What to do with a destination is the caller's `decide` (rules, grants, the person's dialog): a
+// verdict that never comes is a request that waits, never one that passes.
 import { lookup } from "node:dns/promises";
 import {
   createServer,
@@ -18,6 +21,7 @@ import { type AddressInfo, connect, isIP, type Server as NetServer, type Socket 
 import type { Duplex } from "node:stream";
 import type { Logger } from "../../agent-runtime/log.ts";
 import { isInternalAddress } from "./address-class.ts";
+import type { Attribution } from "./attribution.ts";
 import {
   type Destination,
   type DestinationResult,
@@ -64,6 +68,8 @@ export interface EgressProxyOptions {
   resolve?: (host: string) => Promise<string[]>;
   /** Whether an internal address may be connected to (tests with loopback origins); default never. */
   allowInternal?: (address: string) => boolean;
+  /** Who made a connection (best effort), for the audit line of a refusal made before any decision. */
+  attribute?: (clientPort: number) => Promise<Attribution | undefined>;
   /** Decisions waiting at once (each may be a dialog); more are refused with 503. */
   maxPendingDecisions?: number;
   /** Open connections to the proxy. */
@@ -191,6 +197,23 @@ export class EgressProxy {
     }
   }
 
+  /** The refusal no decision could change (an internal IP literal), made before asking anyone. */
+  private async refusedBeforeDecision(request: EgressRequest): Promise<EgressVerdict | undefined> {
+    const { destination } = request;
+    if (destination.kind === "name" || !this.isInternal(destination.host)) return undefined;
+    const who = await this.options.attribute?.(request.clientPort);
+    return {
+      allow: false,
+      rule: "internal-address",
+      reason: `${destination.host} is an internal address, never reached through the proxy`,
+      ...(who ? { call: who.call, pid: who.pid } : {}),
+    };
+  }
+
+  private isInternal(address: string): boolean {
+    return isInternalAddress(address) && !(this.options.allowInternal?.(address) ?? false);
+  }
+
   /** The addresses the proxy may connect to for a destination it allowed, or why there are none. */
   private async addresses(destination: Destination): Promise<string[] | string> {
     let all: string[];
@@ -202,10 +225,7 @@ export class EgressProxy {
         return `cannot resolve ${destination.host} (${(error as NodeJS.ErrnoException).code ?? "error"})`;
       }
     }
-    const allowInternal = this.options.allowInternal ?? (() => false);
-    const usable = all.filter(
-      (address) => isIP(address) !== 0 && (allowInternal(address) || !isInternalAddress(address)),
-    );
+    const usable = all.filter((address) => isIP(address) !== 0 && !this.isInternal(address));
     return usable.length > 0 ? usable : `${destination.host} resolves only to internal addresses`;
   }
 
@@ -234,6 +254,12 @@ export class EgressProxy {
       clientPort: (req.socket as Socket).remotePort ?? 0,
       signal: closedSignal(client),
     };
+    const early = await this.refusedBeforeDecision(request);
+    if (early) {
+      this.record(request, early);
+      if (!client.destroyed) refuseTunnel(client, 403, `${early.reason} (${early.rule})`);
+      return;
+    }
     const verdict = await this.decide(request);
     if (client.destroyed) return;
     if (!verdict.allow) {
@@ -283,6 +309,13 @@ export class EgressProxy {
       clientPort: req.socket.remotePort ?? 0,
       signal: closedSignal(req.socket),
     };
+    const early = await this.refusedBeforeDecision(request);
+    if (early) {
+      this.record(request, early);
+      refuseRequest(res, 403, `${early.reason} (${early.rule})`);
+      req.resume();
+      return;
+    }
     const verdict = await this.decide(request);
     if (!verdict.allow) {
       this.record(request, verdict);

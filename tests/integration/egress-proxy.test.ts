@@ -3,9 +3,10 @@
 // dialog naming the host, the port and (when the tools' supervisor reports it) the tool call; the answer is taken
 // by the bridge, never by Pi; "Allow once" lets that request through and the next asks again; "for this session"
 // makes a destination grant (no more dialogs), revoking it asks again; every decision is in the audit log with
-// the rule or grant that made it. The destination is 127.0.0.2 (loopback, so no test traffic leaves the
-// machine): the proxy never connects to an internal address, so an allowed request ends in the proxy's own
-// "internal address" refusal, and a denied one in the person's denial: the two bodies tell them apart.
+// the rule or grant that made it. The destination is `localhost` (loopback, so no test traffic leaves the
+// machine): a name is resolved only once allowed, and the proxy never connects to an internal address, so an
+// allowed request ends in the proxy's own "internal addresses" refusal, and a denied one in the person's denial:
+// the two bodies tell them apart. An internal IP literal (127.0.0.2) is refused before any dialog.
 import assert from "node:assert/strict";
 import path from "node:path";
 import { describe, it, type TestContext } from "node:test";
@@ -25,9 +26,14 @@ function script(request: RecordedRequest) {
   return bash ? callTool("bash", { command: bash[1] }) : say("nothing to do");
 }
 
-const DESTINATION = "127.0.0.2:8";
-/** Prints the proxy's answer to a plain HTTP request for the destination (curl takes HTTP_PROXY from the env). */
-const FETCH = `BASH echo "proxy=$HTTP_PROXY"; curl -s --max-time 20 http://${DESTINATION}/ ; echo; echo FETCHED`;
+const DESTINATION = "localhost:8";
+const INTERNAL_LITERAL = "127.0.0.2:8";
+/**
+ * Prints the proxy's answer to a plain HTTP request for a destination (curl takes HTTP_PROXY from the env;
+ * `--noproxy ''` overrides the tools' NO_PROXY, which names localhost).
+ */
+const fetchCommand = (destination: string) =>
+  `BASH echo "proxy=$HTTP_PROXY"; curl -s --noproxy '' --max-time 20 http://${destination}/ ; echo; echo FETCHED`;
 
 async function launch(t: TestContext) {
   const bridge = await startNetworkBridge(t, {
@@ -51,10 +57,11 @@ async function launch(t: TestContext) {
       client.send({ type: "extension_ui_response", id: dialog.id, commandId: `yes-${++n}`, confirmed: true });
     }
   })();
-  /** Runs FETCH; `choice` answers the proxy's dialog if one comes (undefined: none must come). */
-  const fetchAnswering = async (choice: string | undefined) => {
+  /** Fetches `destination`; `choice` answers the proxy's dialog if one comes (undefined: none must come). */
+  const fetchAnswering = async (choice: string | undefined, destination = DESTINATION) => {
     const from = client.frames.length;
-    const response = await client.request({ type: "prompt", id: `p${++n}`, message: FETCH }, 30_000);
+    const message = fetchCommand(destination);
+    const response = await client.request({ type: "prompt", id: `p${++n}`, message }, 30_000);
     assert.equal(response.success, true, JSON.stringify(response));
     let dialog: Frame | undefined;
     if (choice !== undefined) {
@@ -103,8 +110,8 @@ describe("egress proxy in the bridge (real Pi)", () => {
       APPROVAL_CHOICES.session,
       APPROVAL_CHOICES.deny,
     ]);
-    assert.match(String(dialog.title), /127\.0\.0\.2:8/);
-    assert.match(String(dialog.message), /host: 127\.0\.0\.2\nport: 8/);
+    assert.match(String(dialog.title), /localhost:8/);
+    assert.match(String(dialog.message), /host: localhost\nport: 8/);
     const details = dialog.details as { call: string | null; pid: number | null };
     if (started.supervised !== false) {
       assert.equal(typeof details.pid, "number", "the supervisor's report names the process");
@@ -132,6 +139,14 @@ describe("egress proxy in the bridge (real Pi)", () => {
     const again = await fetchAnswering(APPROVAL_CHOICES.deny);
     assert.equal(again.selects.length, 1, "revoked: it asks again");
 
+    // An internal IP literal can never be allowed: refused with no dialog, the rule named.
+    const literal = await fetchAnswering(undefined, INTERNAL_LITERAL);
+    assert.equal(literal.selects.length, 0, "an internal literal: no dialog");
+    assert.match(
+      literal.text,
+      /127\.0\.0\.2 is an internal address, never reached through the proxy \(internal-address\)/,
+    );
+
     // The audit log: every decision, with the rule or grant that made it; Pi never saw the bridge's dialogs.
     const audit = bridge.logs
       .filter((l) => l.msg === "egress allowed" || l.msg === "egress refused")
@@ -142,6 +157,7 @@ describe("egress proxy in the bridge (real Pi)", () => {
       [DESTINATION, true, `grant:${grantId}`],
       [DESTINATION, true, `grant:${grantId}`],
       [DESTINATION, false, "person-deny"],
+      [INTERNAL_LITERAL, false, "internal-address"],
     ]);
     assert.ok(!bridge.stderr().includes("Pi used a bridge dialog id"));
   });

@@ -161,16 +161,51 @@ describe("egress proxy: CONNECT", () => {
 
   it("never connects to an internal address, even when allowed, unless told it may", async () => {
     const origin = await echoOrigin();
-    const { port, records } = await startProxy(async () => ALLOW, { allowInternal: () => false });
+    let asked = 0;
+    const { port, records } = await startProxy(
+      async () => {
+        asked += 1;
+        return ALLOW;
+      },
+      { allowInternal: () => false },
+    );
+    // A name is decided on first (it is resolved only once allowed), then refused at the connect.
     const byName = await tunnel(port, `registry.test:${origin.port}`);
     assert.equal(byName.status, 403);
     assert.match(byName.body, /resolves only to internal addresses/);
+    assert.equal(asked, 1);
+    // An internal literal is refused before any decision.
     const byAddress = await tunnel(port, `127.0.0.1:${origin.port}`);
     assert.equal(byAddress.status, 403);
+    assert.match(byAddress.body, /internal address.*\(internal-address\)/);
     const mapped = await tunnel(port, `[::ffff:127.0.0.1]:${origin.port}`);
     assert.equal(mapped.status, 403);
+    assert.equal(asked, 1, "no decision about an internal literal");
     assert.equal(origin.connections(), 0);
-    assert.ok(records.every((r) => r.failure));
+    assert.deepEqual(
+      records.map((r) => [r.destination, r.allow, r.rule, r.failure !== undefined]),
+      [
+        [`registry.test:${origin.port}`, true, "test-allow", true],
+        [`127.0.0.1:${origin.port}`, false, "internal-address", false],
+        [`[::ffff:7f00:1]:${origin.port}`, false, "internal-address", false],
+      ],
+    );
+  });
+
+  it("the test hook lets an internal literal reach the decision and the connect; others stay refused", async () => {
+    const origin = await echoOrigin();
+    const asked: string[] = [];
+    const { port } = await startProxy(async (request) => {
+      asked.push(request.destination.host);
+      return ALLOW;
+    });
+    const allowed = await tunnel(port, `127.0.0.1:${origin.port}`);
+    assert.equal(allowed.status, 200);
+    allowed.socket?.destroy();
+    const other = await tunnel(port, `127.0.0.2:${origin.port}`);
+    assert.equal(other.status, 403);
+    assert.deepEqual(asked, ["127.0.0.1"]);
+    assert.equal(origin.connections(), 1);
   });
 
   it("a failing decision refuses; too many waiting decisions refuse with 503; a pending one passes nothing", async () => {
