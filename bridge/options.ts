@@ -3,6 +3,7 @@
 import { isIP } from "node:net";
 import type { ParseArgsOptionsConfig } from "node:util";
 import { optionLines, readCommandLine, UsageError } from "../agent-runtime/cli-args.ts";
+import { parseApprovalTimeout } from "../agent-runtime/policy/approval-timeout.ts";
 import { NETWORK_MODES, type NetworkMode } from "../agent-runtime/policy/network-mode-file.ts";
 import { defaultStateDir } from "../agent-runtime/runtime-paths.ts";
 
@@ -21,6 +22,8 @@ export interface BridgeOptions {
   landlock: "on" | "off";
   /** The tools' network mode at start (written to the network mode file); undefined: the file's, else the default. */
   networkMode: NetworkMode | undefined;
+  /** The approval timeout as given (`off` or minutes, checked); undefined: the environment's. */
+  approvalTimeoutMinutes: string | undefined;
   lingerMs: number;
   idleExitMs: number;
   detachedGraceMs: number;
@@ -161,6 +164,16 @@ export const BRIDGE_FLAGS: readonly BridgeFlag[] = [
     value: "lockdown|registries|open",
     help: "where the tools may connect: lockdown (nowhere), registries (the default: registries, others ask), open (anywhere, reported as degraded); written to the network-mode file",
     set: oneOf("networkMode", NETWORK_MODES),
+  },
+  {
+    name: "approval-timeout-minutes",
+    value: "MINUTES|off",
+    help: "deny an approval dialog nobody answered after this many minutes (decimal, up to 1440; wins over CHAT_UI_AGENT_APPROVAL_TIMEOUT_MINUTES; default off)",
+    set: (o, v, flag) => {
+      const timeout = parseApprovalTimeout(v, flag);
+      if (timeout.problem) throw new OptionsError(timeout.problem);
+      o.approvalTimeoutMinutes = v;
+    },
   },
   {
     name: "registries-file",
@@ -329,6 +342,7 @@ export function defaultOptions(): BridgeOptions {
     toolEnv: [],
     landlock: "on",
     networkMode: undefined,
+    approvalTimeoutMinutes: undefined,
     lingerMs: 60_000,
     idleExitMs: 30 * 60_000,
     detachedGraceMs: 10 * 60_000,

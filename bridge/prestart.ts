@@ -5,7 +5,7 @@
 import { readFileSync, statSync, unlinkSync, writeSync } from "node:fs";
 import path from "node:path";
 import { findPiInstall, type PiInstall } from "../agent-runtime/pi-install.ts";
-import { approvalTimeout } from "../agent-runtime/policy/approval-timeout.ts";
+import { APPROVAL_TIMEOUT_ENV, approvalTimeout } from "../agent-runtime/policy/approval-timeout.ts";
 import { networkModePathOf } from "../agent-runtime/policy/network-mode-file.ts";
 import { type EndTreeResult, endTree } from "../agent-runtime/process-tree.ts";
 import { versionLine } from "../agent-runtime/version.ts";
@@ -147,7 +147,10 @@ async function start(): Promise<Prestart> {
       process.exit(0);
     }
     const { options } = command;
-    // The operator's approval timeout reaches Pi (the gate) through this environment: a bad value refuses the start.
+    // The operator's approval timeout reaches Pi (the gate) through this environment, so the flag's value (it wins
+    // over the variable's) is put there; a bad value refuses the start.
+    if (options.approvalTimeoutMinutes !== undefined)
+      process.env[APPROVAL_TIMEOUT_ENV] = options.approvalTimeoutMinutes;
     const approval = approvalTimeout(process.env);
     if (approval.problem) throw new OptionsError(approval.problem);
     const stateDir = path.resolve(options.stateDir);

@@ -25,11 +25,15 @@ const gate = path.resolve(
   "approval-gate.mjs",
 );
 
-async function start(t: TestContext, options: { gate?: string; env?: NodeJS.ProcessEnv } = {}) {
+async function start(
+  t: TestContext,
+  options: { gate?: string; env?: NodeJS.ProcessEnv; args?: string[] } = {},
+) {
   const bridge = await startNetworkBridge(t, {
     model: { script: bridgeScript },
     gate: options.gate ?? gate,
     ...(options.env ? { env: options.env } : {}),
+    ...(options.args ? { args: options.args } : {}),
   });
   const client = new BridgeClient({ url: bridge.url, token: TEST_TOKEN, clientId: "grants-test" });
   const frames: BridgeFrame[] = [];
@@ -224,8 +228,48 @@ test("the operator's approval timeout: dialog_closed timed_out, the model told n
   assert.equal(await readFile(path.join(s.bridge.cwd, "late.txt"), "utf8"), "late\n");
 });
 
-test("an invalid approval timeout refuses the bridge's start (exit 2, one sentence naming the variable)", async (t) => {
-  for (const value of ["0", "ten", "1441"]) {
+test("--approval-timeout-minutes sets the timeout the variable turns off: the gate (in Pi) times out by the flag", async (t) => {
+  const s = await start(t, {
+    env: { CHAT_UI_AGENT_APPROVAL_TIMEOUT_MINUTES: "off" },
+    args: ["--approval-timeout-minutes", "0.02"],
+  });
+  const unanswered = await run(s, "echo late >> late.txt");
+  assert.equal(unanswered.dialogs.length, 1);
+  assert.equal(unanswered.dialogs[0]?.timeout, 1200);
+  const closed = unanswered.lines.find((f) => f.type === "dialog_closed");
+  assert.equal(closed?.reason, "timed_out");
+  assert.equal(unanswered.end?.isError, true);
+  assert.match(unanswered.text, /did not answer the approval dialog within 1\.2 seconds/);
+});
+
+test("--approval-timeout-minutes off turns off the timeout the variable sets: the dialog carries none", async (t) => {
+  const s = await start(t, {
+    env: { CHAT_UI_AGENT_APPROVAL_TIMEOUT_MINUTES: "0.02" },
+    args: ["--approval-timeout-minutes", "off"],
+  });
+  const answered = await run(s, "echo on >> on.txt", choose(APPROVAL_CHOICES.once));
+  assert.equal(answered.dialogs.length, 1);
+  assert.equal(answered.dialogs[0]?.timeout, undefined, "no timeout on the request");
+  assert.ok(!answered.lines.some((f) => f.type === "dialog_closed" && f.reason === "timed_out"));
+  assert.equal(answered.end?.isError, false, answered.text);
+  assert.equal(await readFile(path.join(s.bridge.cwd, "on.txt"), "utf8"), "on\n");
+});
+
+test("an invalid approval timeout refuses the bridge's start (exit 2, one sentence naming the variable or the flag)", async (t) => {
+  const refusals: [NodeJS.ProcessEnv, string[], RegExp][] = [
+    ...["0", "ten", "1441"].map((value): [NodeJS.ProcessEnv, string[], RegExp] => [
+      { CHAT_UI_AGENT_APPROVAL_TIMEOUT_MINUTES: value },
+      [],
+      /CHAT_UI_AGENT_APPROVAL_TIMEOUT_MINUTES must be minutes/,
+    ]),
+    // The flag's value is read by the same parser; a good variable does not save a bad flag.
+    ...["0", "ten", "1441"].map((value): [NodeJS.ProcessEnv, string[], RegExp] => [
+      { CHAT_UI_AGENT_APPROVAL_TIMEOUT_MINUTES: "30" },
+      ["--approval-timeout-minutes", value],
+      /^chat-ui-agent bridge: --approval-timeout-minutes must be minutes in \(0, 1440\] or "off", got "/,
+    ]),
+  ];
+  for (const [env, extra, message] of refusals) {
     const bridge = spawnBridge(t, {
       args: [
         "--listen",
@@ -234,15 +278,13 @@ test("an invalid approval timeout refuses the bridge's start (exit 2, one senten
         await tempDir(t, "grants-ws-"),
         "--gate",
         fixture("fake-pi-gate.mjs"),
+        ...extra,
       ],
-      env: { CHAT_UI_AGENT_BRIDGE_TOKEN: TEST_TOKEN, CHAT_UI_AGENT_APPROVAL_TIMEOUT_MINUTES: value },
+      env: { CHAT_UI_AGENT_BRIDGE_TOKEN: TEST_TOKEN, ...env },
     });
     const { code } = await bridge.exited;
     assert.equal(code, 2, bridge.stderr());
-    assert.match(
-      bridge.stderr().split("\n")[0] ?? "",
-      /CHAT_UI_AGENT_APPROVAL_TIMEOUT_MINUTES must be minutes/,
-    );
+    assert.match(bridge.stderr().split("\n")[0] ?? "", message);
     assert.ok(!bridge.logs.some((l) => l.msg === "Pi started"));
   }
 });

@@ -4,6 +4,7 @@ import { readFileSync } from "node:fs";
 import path from "node:path";
 import { test } from "node:test";
 import { readCommandLine, UsageError } from "../../agent-runtime/cli-args.ts";
+import { parseApprovalTimeout } from "../../agent-runtime/policy/approval-timeout.ts";
 import {
   BRIDGE_FLAGS,
   bridgeHelp,
@@ -72,6 +73,29 @@ test("mistakes are OptionsError (exit 2) in our words: unknown, misread, valuele
     );
   }
   assert.equal(new OptionsError("x") instanceof UsageError, true);
+});
+
+test("--approval-timeout-minutes: the variable's parser, its values kept as given; anything else is exit 2", () => {
+  assert.equal(parseOptions([]).approvalTimeoutMinutes, undefined);
+  for (const value of ["off", "30", "0.5", "1440"])
+    assert.equal(parseOptions(["--approval-timeout-minutes", value]).approvalTimeoutMinutes, value);
+  assert.equal(parseOptions(["--approval-timeout-minutes=2"]).approvalTimeoutMinutes, "2");
+  assert.throws(
+    () => parseOptions(["--approval-timeout-minutes="]),
+    (e: unknown) => e instanceof OptionsError && /^--approval-timeout-minutes needs a value/.test(e.message),
+  );
+  assert.ok(parseApprovalTimeout("", "x").problem, "an empty value is no setting");
+  for (const bad of ["0", "-1", "1e3", "abc", "1441", " 5", "5m", "0.0001", "NaN", "Infinity", "OFF"]) {
+    // The same values the variable refuses (gate-session-grants.test.ts), and the same sentence with the flag named.
+    assert.ok(parseApprovalTimeout(bad, "x").problem, bad);
+    assert.throws(
+      () => parseOptions([`--approval-timeout-minutes=${bad}`]),
+      (e: unknown) =>
+        e instanceof OptionsError &&
+        /^--approval-timeout-minutes must be minutes in \(0, 1440\] or "off", got /.test(e.message),
+      JSON.stringify(bad),
+    );
+  }
 });
 
 test("--help and --version win over anything else that parses; an unknown flag still does not", () => {
