@@ -6,7 +6,19 @@
 // tests/image/sandbox.test.ts).
 import assert from "node:assert/strict";
 import { spawnSync } from "node:child_process";
-import { chmodSync, chownSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
+import {
+  chmodSync,
+  chownSync,
+  closeSync,
+  constants,
+  existsSync,
+  mkdirSync,
+  mkdtempSync,
+  openSync,
+  readFileSync,
+  rmSync,
+  writeSync,
+} from "node:fs";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { describe, it, type TestContext } from "node:test";
@@ -62,6 +74,26 @@ function rules(workspace: string, home: string): string[] {
  */
 function detached(tag: string): string {
   return `setsid env -i /bin/bash -c 'n=sleep; (exec -a "$n-${tag}" /bin/sleep 1000 &)'`;
+}
+
+/**
+ * Writes a line to a FIFO a program is reading; false while no reader has it open (a non-blocking open for
+ * writing fails with ENXIO then), so a waitUntil retries it.
+ */
+function releaseFifo(fifo: string): boolean {
+  let fd: number;
+  try {
+    fd = openSync(fifo, constants.O_WRONLY | constants.O_NONBLOCK);
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code === "ENXIO") return false;
+    throw error;
+  }
+  try {
+    writeSync(fd, "go\n");
+  } finally {
+    closeSync(fd);
+  }
+  return true;
 }
 
 /** The sweep a pair of this test's tools would run (its uid, its OOM score). */
@@ -203,16 +235,23 @@ describe("the tools' supervisor", {
 
   it("what a program leaves behind (own session, empty environment, double fork) ends with it, and with the bridge's control channel", async (t) => {
     const { workspace } = scratch(t);
+    // The program ends only when the test releases it, once its detached process is seen running.
+    const release = path.join(workspace, "release");
+    assert.equal(spawnSync("mkfifo", ["-m", "0600", release]).status, 0, "mkfifo");
+    chownSync(release, NOBODY, NOBODY);
     const first = supervise(t, {
       program: [
         "/bin/bash",
         "-c",
-        `${detached(`a${RUN}`)}; (nohup sleep 1000 >/dev/null 2>&1 &); sleep 0.2; echo done`,
+        `${detached(`a${RUN}`)}; (nohup sleep 1000 >/dev/null 2>&1 &); read -r _ < release; echo done`,
       ],
       cwd: workspace,
       uid: NOBODY,
     });
+    await waitUntil(() => withCmdline(`sleep-a${RUN}`).length === 1, 5_000, "the detached process");
+    await waitUntil(() => releaseFifo(release), 5_000, "the program to wait for its release");
     await first.reports.waitFor((r) => r.type === "exit", 10_000);
+    assert.match(first.output(), /^done$/m, "the program ran to its end");
     assert.deepEqual(withCmdline(`sleep-a${RUN}`), [], "the detached process ended with the program");
 
     // The bridge dies (its control channel closes): everything goes, the program too.

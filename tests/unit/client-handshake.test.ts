@@ -3,7 +3,8 @@
 // impostor's own nonce — never the token, a command, an answer or an ack — and stops with a named, permanent
 // failure. Failures retrying cannot fix stop it too, with their cause; the others are retried.
 import assert from "node:assert/strict";
-import { createServer } from "node:http";
+import { subscribe, unsubscribe } from "node:diagnostics_channel";
+import { type ClientRequest, createServer } from "node:http";
 import type { AddressInfo } from "node:net";
 import { type TestContext, test } from "node:test";
 import { WebSocketServer } from "ws";
@@ -19,6 +20,24 @@ import { newNonce } from "../../bridge/handshake.ts";
 import { PROTOCOL_VERSION } from "../../bridge/protocol.ts";
 import { TEST_TOKEN } from "../support/bridge.ts";
 import { FAKE_EPOCH, startFakeBridge, validSnapshot } from "../support/fake-core.ts";
+
+/**
+ * Resolves at the first connection to 127.0.0.1:`port` that was refused (Node's HTTP client, under the WebSocket,
+ * reports each failed request on a diagnostics channel): the client's attempt is seen, not assumed after a delay.
+ */
+function refusedAt(t: TestContext, port: number): Promise<void> {
+  const channel = "http.client.request.error";
+  return new Promise((resolve) => {
+    const onError = (message: unknown) => {
+      const { request, error } = message as { request: ClientRequest; error: NodeJS.ErrnoException };
+      if (error.code !== "ECONNREFUSED" || request.getHeader("host") !== `127.0.0.1:${port}`) return;
+      unsubscribe(channel, onError);
+      resolve();
+    };
+    subscribe(channel, onError);
+    t.after(() => unsubscribe(channel, onError));
+  });
+}
 
 type Behaviour = "silent" | "welcome_first" | "fake_welcome" | "newer_protocol" | "two_challenges";
 
@@ -182,9 +201,14 @@ test("nothing listening yet: within the start grace a first connection waits for
   const port = first.port;
   await first.server.close();
   const c = client(first.url, { startGraceMs: 5_000 });
+  const refusedWithinGrace = refusedAt(t, port);
   const connected = c.connect();
-  await new Promise((r) => setTimeout(r, 300));
-  // The bridge starts listening on that port only now.
+  // The bridge starts listening on that port only once the client was refused there and kept trying (a client
+  // that gave up instead rejects `connected`, failing the test here).
+  await Promise.race([
+    refusedWithinGrace,
+    connected.then(() => assert.fail("live before anything listened")),
+  ]);
   await startFakeBridge(t, { port });
   await connected;
   assert.equal(c.state, "live");
