@@ -102,7 +102,7 @@ export class ExecutorChild {
   private readonly child: ChildProcess;
   private readonly control: Socket | undefined;
   private log: Logger | undefined;
-  private readonly early: { level: "info" | "warn" | "error"; fields: object; msg: string }[] = [];
+  private readonly early: { level: "debug" | "info" | "warn" | "error"; fields: object; msg: string }[] = [];
   private readonly egressListeners = new Set<(event: EgressEvent) => void>();
   private released = false;
   private refusedLog = { second: 0, logged: 0, suppressed: 0 };
@@ -183,6 +183,11 @@ export class ExecutorChild {
     switch (message.type) {
       case "ready":
         this.supervisor = message;
+        this.logAs(
+          "debug",
+          { filter: message.filter, landlockTcp: message.landlockTcp, syncWakeup: message.syncWakeup },
+          "tool supervisor ready",
+        );
         return;
       case "connect":
       case "datagram":
@@ -236,7 +241,7 @@ export class ExecutorChild {
     for (const entry of this.early.splice(0)) log[entry.level](entry.fields, entry.msg);
   }
 
-  private logAs(level: "info" | "warn" | "error", fields: object, msg: string): void {
+  private logAs(level: "debug" | "info" | "warn" | "error", fields: object, msg: string): void {
     if (this.log) this.log[level](fields, msg);
     else if (this.early.length < 1000) this.early.push({ level, fields, msg });
   }

@@ -51,6 +51,12 @@
 #ifndef SECCOMP_ADDFD_FLAG_SETFD
 #define SECCOMP_ADDFD_FLAG_SETFD (1UL << 0)
 #endif
+#ifndef SECCOMP_IOCTL_NOTIF_SET_FLAGS
+#define SECCOMP_IOCTL_NOTIF_SET_FLAGS SECCOMP_IOW(4, __u64)
+#endif
+#ifndef SECCOMP_USER_NOTIF_FD_SYNC_WAKE_UP
+#define SECCOMP_USER_NOTIF_FD_SYNC_WAKE_UP (1UL << 0)
+#endif
 
 #define MAX_GRANTS 64
 #define MAX_LABEL 128
@@ -104,6 +110,7 @@ static struct {
   size_t request_size;
   size_t response_size;
   char self_exe[PATH_MAX];
+  int sync_wakeup;
   int executor_done;
   int executor_status;
   int ending;
@@ -235,7 +242,8 @@ static void respond(uint64_t id, int error, int64_t value, uint32_t flags) {
 
 static int still_valid(uint64_t id) { return ioctl(S.listener, SECCOMP_IOCTL_NOTIF_ID_VALID, &id) == 0; }
 
-/* Installs `sock` over the tool's fd number and answers `error` (0: connected; EINPROGRESS: under way). */
+/* Installs a copy of `sock` over the tool's fd number and answers `error` (0: connected; EINPROGRESS: under way).
+ * `sock` stays ours to close. */
 static void install(uint64_t id, int tool_fd, int sock, int nonblocking, int cloexec, int error) {
   int flags = fcntl(sock, F_GETFL);
   if (flags >= 0) fcntl(sock, F_SETFL, nonblocking ? (flags | O_NONBLOCK) : (flags & ~O_NONBLOCK));
@@ -246,7 +254,6 @@ static void install(uint64_t id, int tool_fd, int sock, int nonblocking, int clo
                                       .newfd_flags = cloexec ? O_CLOEXEC : 0};
   int installed = ioctl(S.listener, SECCOMP_IOCTL_NOTIF_ADDFD, &addfd);
   int err = errno;
-  close(sock);
   if (installed < 0) {
     if (err != ENOENT) respond(id, err, 0, 0);
     return;
@@ -312,6 +319,13 @@ static int is_datagram(pid_t pid, long long inode) {
   return inode_in_tables(pid, inode, tables, 9, NULL) != 0;
 }
 
+static int granted(const char *call) {
+  if (!call) return 0;
+  for (int i = 0; i < S.grant_count; i++)
+    if (strcmp(S.grants[i], call) == 0) return 1;
+  return 0;
+}
+
 /*
  * The label of the call `pid` belongs to: walk up to the executor's direct child, which must be a call helper.
  * `approved` is set when that helper carries --network-approved right after its label: the executor, which alone
@@ -321,13 +335,12 @@ static int is_datagram(pid_t pid, long long inode) {
 static const char *call_of(pid_t pid, char *label, size_t size, int *approved) {
   *approved = 0;
   pid_t current = pid;
-  for (int depth = 0; depth < 64; depth++) {
+  for (int depth = 0;; depth++) {
     pid_t parent = parent_of(current);
-    if (parent <= 1 || parent == S.self) return NULL;
+    if (parent <= 1 || parent == S.self || depth >= 64) return NULL;
     if (parent == S.executor) break;
     current = parent;
   }
-  if (parent_of(current) != S.executor) return NULL;
   char path[64], exe[PATH_MAX];
   snprintf(path, sizeof(path), "/proc/%d/exe", (int)current);
   ssize_t n = readlink(path, exe, sizeof(exe) - 1);
@@ -348,11 +361,28 @@ static const char *call_of(pid_t pid, char *label, size_t size, int *approved) {
   return label;
 }
 
-static int granted(const char *call) {
-  if (!call) return 0;
-  for (int i = 0; i < S.grant_count; i++)
-    if (strcmp(S.grants[i], call) == 0) return 1;
-  return 0;
+/* The call a notifying task belongs to, looked up once and only when needed: a loopback connect needs it for its
+ * report alone, so that lookup (five /proc reads) happens after the tool has its answer. */
+struct asker {
+  pid_t pid;
+  int known;
+  int person;
+  const char *call;
+  char label[MAX_LABEL + 1];
+};
+
+static const char *asker_call(struct asker *a) {
+  if (!a->known) {
+    a->call = call_of(a->pid, a->label, sizeof(a->label), &a->person);
+    a->known = 1;
+  }
+  return a->call;
+}
+
+/* The bridge's grant, or the person's approval of this very call (which lockdown overrides: nothing leaves). */
+static int asker_approved(struct asker *a) {
+  const char *call = asker_call(a);
+  return granted(call) || (a->person && S.mode != MODE_LOCKDOWN);
 }
 
 /* Reads `length` bytes of the tool's memory at `address` (same uid, the tool dumpable, we are outside its domain). */
@@ -388,28 +418,36 @@ static int is_loopback(const struct sockaddr_storage *sa, char *address, int *po
   return 0;
 }
 
-static void connect_event(pid_t pid, const char *call, int family, const char *address, int port, const char *verdict,
-                          int err) {
+/* The local port of the supervisor's socket, which the tool now holds: the egress proxy pairs its accepted
+ * connection with this report by it (0: unknown). */
+static int local_port(int sock) {
+  struct sockaddr_storage local;
+  socklen_t size = sizeof(local);
+  if (getsockname(sock, (struct sockaddr *)&local, &size) != 0) return 0;
+  if (local.ss_family == AF_INET) return ntohs(((struct sockaddr_in *)&local)->sin_port);
+  if (local.ss_family == AF_INET6) return ntohs(((struct sockaddr_in6 *)&local)->sin6_port);
+  return 0;
+}
+
+static void connect_event(pid_t pid, const char *call, int family, const char *address, int port, int local,
+                          const char *verdict, int err) {
   char label[MAX_LABEL + 3];
   emit("{\"type\":\"connect\",\"pid\":%d,\"call\":%s,\"family\":\"%s\",\"address\":\"%s\",\"port\":%d,"
-       "\"verdict\":\"%s\",\"errno\":%d}",
-       (int)pid, json_label(call, label, sizeof(label)), family == AF_INET ? "inet" : "inet6", address, port, verdict,
-       err);
+       "\"localPort\":%d,\"verdict\":\"%s\",\"errno\":%d}",
+       (int)pid, json_label(call, label, sizeof(label)), family == AF_INET ? "inet" : "inet6", address, port, local,
+       verdict, err);
 }
 
 static void connect_inet(const struct seccomp_notif *req, const struct sockaddr_storage *sa, socklen_t length) {
   pid_t pid = (pid_t)req->pid;
   int tool_fd = (int)req->data.args[0];
-  char address[INET6_ADDRSTRLEN] = "", label_buf[MAX_LABEL + 1];
+  char address[INET6_ADDRSTRLEN] = "";
   int port = 0;
   int loopback = is_loopback(sa, address, &port);
-  int person = 0;
-  const char *call = call_of(pid, label_buf, sizeof(label_buf), &person);
-  /* The bridge's grant, or the person's approval of this very call (which lockdown overrides: nothing leaves). */
-  int approved = granted(call) || (person && S.mode != MODE_LOCKDOWN);
-  if (!loopback && S.mode != MODE_OPEN && !approved) {
+  struct asker asker = {.pid = pid};
+  if (!loopback && S.mode != MODE_OPEN && !asker_approved(&asker)) {
     respond(req->id, EACCES, 0, 0);
-    connect_event(pid, call, sa->ss_family, address, port, "refused", EACCES);
+    connect_event(pid, asker_call(&asker), sa->ss_family, address, port, 0, "refused", EACCES);
     return;
   }
   long long inode = socket_inode(pid, tool_fd);
@@ -421,7 +459,7 @@ static void connect_inet(const struct seccomp_notif *req, const struct sockaddr_
    * already, so its connect may continue. */
   if (S.datagrams_allowed && is_datagram(pid, inode)) {
     respond(req->id, 0, 0, SECCOMP_USER_NOTIF_FLAG_CONTINUE);
-    connect_event(pid, call, sa->ss_family, address, port, "continued", 0);
+    connect_event(pid, asker_call(&asker), sa->ss_family, address, port, 0, "continued", 0);
     return;
   }
   int flags = fd_flags(pid, tool_fd);
@@ -429,7 +467,7 @@ static void connect_inet(const struct seccomp_notif *req, const struct sockaddr_
   if (sock < 0) {
     int err = errno;
     respond(req->id, err, 0, 0);
-    connect_event(pid, call, sa->ss_family, address, port, "performed", err);
+    connect_event(pid, asker_call(&asker), sa->ss_family, address, port, 0, "performed", err);
     return;
   }
   (void)length; /* the rest of `sa` is zeroed: the full struct is what the kernel would have used */
@@ -440,7 +478,9 @@ static void connect_inet(const struct seccomp_notif *req, const struct sockaddr_
   int cloexec = (flags & O_CLOEXEC) != 0;
   if (err == 0 || (err == EINPROGRESS && nonblocking)) {
     install(req->id, tool_fd, sock, nonblocking, cloexec, err);
-    connect_event(pid, call, sa->ss_family, address, port, "performed", err);
+    /* The tool has its answer: what follows is the report. */
+    connect_event(pid, asker_call(&asker), sa->ss_family, address, port, local_port(sock), "performed", err);
+    close(sock);
     return;
   }
   if (err == EINPROGRESS && S.pending_count < MAX_PENDING) {
@@ -451,6 +491,7 @@ static void connect_inet(const struct seccomp_notif *req, const struct sockaddr_
     p->sock = sock;
     p->cloexec = cloexec;
     p->deadline = now_ms() + CONNECT_TIMEOUT_MS;
+    const char *call = asker_call(&asker);
     snprintf(p->call, sizeof(p->call), "%s", call ? call : "");
     snprintf(p->address, sizeof(p->address), "%s", address);
     p->family = sa->ss_family;
@@ -460,7 +501,7 @@ static void connect_inet(const struct seccomp_notif *req, const struct sockaddr_
   close(sock);
   if (err == EINPROGRESS) err = EAGAIN;
   respond(req->id, err, 0, 0);
-  connect_event(pid, call, sa->ss_family, address, port, "performed", err);
+  connect_event(pid, asker_call(&asker), sa->ss_family, address, port, 0, "performed", err);
 }
 
 /* A blocking tool's connect that was under way: done, failed or timed out. */
@@ -473,13 +514,15 @@ static void settle_pending(int index, int timed_out) {
     if (getsockopt(p.sock, SOL_SOCKET, SO_ERROR, &err, &size) != 0) err = errno;
   }
   const char *call = p.call[0] ? p.call : NULL;
+  int local = 0;
   if (err == 0) {
     install(p.id, p.tool_fd, p.sock, 0, p.cloexec, 0);
+    local = local_port(p.sock);
   } else {
-    close(p.sock);
     respond(p.id, err, 0, 0);
   }
-  connect_event(p.pid, call, p.family, p.address, p.port, "performed", err);
+  close(p.sock);
+  connect_event(p.pid, call, p.family, p.address, p.port, local, "performed", err);
 }
 
 /* Without Landlock's TCP rule no connect may continue in the kernel: a unix connect is performed here. */
@@ -536,6 +579,7 @@ static void connect_unix(const struct seccomp_notif *req, const struct sockaddr_
     return;
   }
   install(req->id, tool_fd, sock, (flags & O_NONBLOCK) != 0, (flags & O_CLOEXEC) != 0, 0);
+  close(sock);
 }
 
 static void on_connect(const struct seccomp_notif *req) {
@@ -575,17 +619,16 @@ static void on_connect(const struct seccomp_notif *req) {
 /* socket(AF_INET*, SOCK_DGRAM, ...): UDP, ICMP. Allowed in `open` mode and for an approved call only. */
 static void on_datagram_socket(const struct seccomp_notif *req) {
   pid_t pid = (pid_t)req->pid;
-  char label_buf[MAX_LABEL + 1], label[MAX_LABEL + 3];
-  int person = 0;
-  const char *call = call_of(pid, label_buf, sizeof(label_buf), &person);
-  int allowed = S.mode == MODE_OPEN || granted(call) || (person && S.mode != MODE_LOCKDOWN);
+  char label[MAX_LABEL + 3];
+  struct asker asker = {.pid = pid};
+  int allowed = S.mode == MODE_OPEN || asker_approved(&asker);
   if (allowed) {
     S.datagrams_allowed = 1;
     respond(req->id, 0, 0, SECCOMP_USER_NOTIF_FLAG_CONTINUE);
   } else {
     respond(req->id, EACCES, 0, 0);
   }
-  emit("{\"type\":\"datagram\",\"pid\":%d,\"call\":%s,\"verdict\":\"%s\"}", (int)pid, json_label(call, label, sizeof(label)),
+  emit("{\"type\":\"datagram\",\"pid\":%d,\"call\":%s,\"verdict\":\"%s\"}", (int)pid, json_label(asker_call(&asker), label, sizeof(label)),
        allowed ? "allowed" : "refused");
 }
 
@@ -849,6 +892,9 @@ int supervise_main(const struct supervise_options *o, char **argv) {
     S.request_size = sizes.seccomp_notif > sizeof(struct seccomp_notif) ? sizes.seccomp_notif : sizeof(struct seccomp_notif);
     S.response_size =
         sizes.seccomp_notif_resp > sizeof(struct seccomp_notif_resp) ? sizes.seccomp_notif_resp : sizeof(struct seccomp_notif_resp);
+    /* Linux >= 6.6: the tool hands its CPU to the supervisor and back (no cross-CPU wake-ups per connect). Older
+     * kernels refuse the flag: only slower, the same checks. */
+    S.sync_wakeup = ioctl(S.listener, SECCOMP_IOCTL_NOTIF_SET_FLAGS, (uint64_t)SECCOMP_USER_NOTIF_FD_SYNC_WAKE_UP) == 0;
     S.request = calloc(1, S.request_size);
     S.response = calloc(1, S.response_size);
     if (!S.request || !S.response) return 126;
@@ -862,9 +908,9 @@ int supervise_main(const struct supervise_options *o, char **argv) {
   }
   static const char *const FILTER_NAMES[] = {"none", "no-inet", "notify"};
   emit("{\"type\":\"ready\",\"pid\":%d,\"executorPid\":%d,\"filter\":\"%s\",\"landlockTcp\":%s,\"nproc\":%ld,"
-       "\"oomScoreAdj\":%d,\"mode\":\"%s\",\"held\":%s}",
+       "\"oomScoreAdj\":%d,\"mode\":\"%s\",\"held\":%s,\"syncWakeup\":%s}",
        (int)S.self, (int)S.executor, FILTER_NAMES[o->filter], o->landlock_tcp ? "true" : "false", o->nproc,
-       o->oom_score_adj, MODE_NAMES[S.mode], S.held ? "true" : "false");
+       o->oom_score_adj, MODE_NAMES[S.mode], S.held ? "true" : "false", S.sync_wakeup ? "true" : "false");
 
   for (;;) {
     struct pollfd fds[4 + MAX_PENDING];

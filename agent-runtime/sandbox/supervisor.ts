@@ -43,6 +43,8 @@ export const ConnectEvent = z.strictObject({
   family: z.enum(["inet", "inet6"]),
   address: z.string().max(64),
   port: z.number().int().min(0).max(65535),
+  /** The local port of the socket the tool got (0: none or unknown): the egress proxy pairs its connection by it. */
+  localPort: z.number().int().min(0).max(65535),
   /** performed: the supervisor connected (errno: the connect's result); continued: a datagram socket's own. */
   verdict: z.enum(["performed", "refused", "continued"]),
   errno: z.number().int(),
@@ -68,6 +70,8 @@ export const SupervisorMessage = z.discriminatedUnion("type", [
     oomScoreAdj: z.number().int(),
     mode,
     held: z.boolean(),
+    /** Linux ≥ 6.6: each notification hands the CPU to the supervisor and back (faster connects, same checks). */
+    syncWakeup: z.boolean(),
   }),
   z.strictObject({ type: z.literal("released"), by: z.enum(["bridge", "channel"]) }),
   ConnectEvent,

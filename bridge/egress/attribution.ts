@@ -1,10 +1,7 @@
-// Which tool call opened a connection to the egress proxy, best effort. The tools' supervisor performs every
-// connect a tool makes and reports it (pid, call label, destination) on its control channel; it does not report
-// the local port, so the proxy cannot match its accepted socket to a report exactly. What holds: connections the
-// proxy accepted and the supervisor's reports of connects to the proxy's own port are paired in the order each
-// arrives (both follow the order of the connects), within a short window. Connects made at the same moment by
-// two calls can swap their names. The name is shown to the person and logged; no decision depends on it (the
-// destination decides).
+// Which tool call opened a connection to the egress proxy. The tools' supervisor performs every connect a tool
+// makes and reports it: pid, call label, destination, and the local port of the socket it handed the tool. The
+// proxy sees that port as its accepted connection's remote port, so a report and a connection pair exactly.
+// The name is shown to the person and logged; no decision depends on it (the destination decides).
 import { constants } from "node:os";
 import type { EgressEvent } from "../../agent-runtime/sandbox/supervisor.ts";
 
@@ -14,92 +11,56 @@ export interface Attribution {
   call: string | null;
 }
 
-/** A report or a connection unpaired for this long is not paired any more. */
-const WINDOW_MS = 5_000;
-const MAX_PENDING = 256;
-const MAX_CONNECTIONS = 1024;
+/** Reports of connections the proxy has not closed yet, oldest dropped first beyond this. */
+const MAX_REPORTS = 1024;
 
 export class ConnectAttribution {
   private readonly proxyPort: () => number | undefined;
-  private readonly now: () => number;
-  /** Reports no accepted connection took yet, and accepted connections no report named yet; oldest first. */
-  private readonly reports: { at: number; who: Attribution }[] = [];
-  private readonly unnamed: { at: number; clientPort: number }[] = [];
-  /** Accepted connection (the tool's port) → who made it (null: no report came). */
-  private readonly named = new Map<number, Attribution | null>();
-  private readonly waiting = new Set<() => void>();
+  /** The tool's local port → who connected from it. */
+  private readonly reports = new Map<number, Attribution>();
+  private readonly waiting = new Map<number, Set<() => void>>();
 
-  constructor(options: { proxyPort: () => number | undefined; now?: () => number }) {
+  constructor(options: { proxyPort: () => number | undefined }) {
     this.proxyPort = options.proxyPort;
-    this.now = options.now ?? (() => performance.now());
   }
 
   /** A supervisor report (AgentPair.onEgress). */
   note(event: EgressEvent): void {
-    if (event.type !== "connect" || event.verdict !== "performed") return;
+    if (event.type !== "connect" || event.verdict !== "performed" || event.localPort === 0) return;
     // A non-blocking tool's connect is reported under way (EINPROGRESS); it reaches the proxy all the same.
     if (event.errno !== 0 && event.errno !== constants.errno.EINPROGRESS) return;
     if (event.port !== this.proxyPort() || !isLoopback(event.address)) return;
-    this.reports.push({ at: this.now(), who: { pid: event.pid, call: event.call } });
-    if (this.reports.length > MAX_PENDING) this.reports.shift();
-    this.pair();
-  }
-
-  /** The proxy accepted a connection from `clientPort`. */
-  accepted(clientPort: number): void {
-    this.unnamed.push({ at: this.now(), clientPort });
-    if (this.unnamed.length > MAX_PENDING) this.unnamed.shift();
-    this.pair();
+    this.reports.delete(event.localPort); // a reused port: the newest report, at the end of the order
+    this.reports.set(event.localPort, { pid: event.pid, call: event.call });
+    if (this.reports.size > MAX_REPORTS) {
+      const oldest = this.reports.keys().next().value;
+      if (oldest !== undefined) this.reports.delete(oldest);
+    }
+    for (const wake of this.waiting.get(event.localPort) ?? []) wake();
   }
 
   /** The connection from `clientPort` closed: its port may be used again. */
   closed(clientPort: number): void {
-    this.named.delete(clientPort);
-    const at = this.unnamed.findIndex((entry) => entry.clientPort === clientPort);
-    if (at >= 0) this.unnamed.splice(at, 1);
+    this.reports.delete(clientPort);
   }
 
   /** Who made the connection from `clientPort`, waiting up to `waitMs` for the supervisor's report. */
   async of(clientPort: number, waitMs = 0): Promise<Attribution | undefined> {
-    if (!this.named.has(clientPort) && waitMs > 0 && this.unnamed.some((e) => e.clientPort === clientPort)) {
+    if (!this.reports.has(clientPort) && waitMs > 0) {
       await new Promise<void>((resolve) => {
+        const waiters = this.waiting.get(clientPort) ?? new Set<() => void>();
+        this.waiting.set(clientPort, waiters);
         const finish = () => {
           clearTimeout(timer);
-          this.waiting.delete(check);
+          waiters.delete(finish);
+          if (waiters.size === 0) this.waiting.delete(clientPort);
           resolve();
         };
-        const check = () => {
-          if (this.named.has(clientPort)) finish();
-        };
         const timer = setTimeout(finish, waitMs);
-        this.waiting.add(check);
+        waiters.add(finish);
       });
     }
-    return this.named.get(clientPort) ?? undefined;
-  }
-
-  private pair(): void {
-    const since = this.now() - WINDOW_MS;
-    const stale = (entry: { at: number }) => entry.at < since;
-    while (this.reports[0] && stale(this.reports[0])) this.reports.shift();
-    while (this.unnamed[0] && stale(this.unnamed[0])) {
-      const gone = this.unnamed.shift();
-      if (gone) this.remember(gone.clientPort, null);
-    }
-    while (this.reports.length > 0 && this.unnamed.length > 0) {
-      const report = this.reports.shift();
-      const connection = this.unnamed.shift();
-      if (report && connection) this.remember(connection.clientPort, report.who);
-    }
-    for (const wake of [...this.waiting]) wake();
-  }
-
-  private remember(clientPort: number, who: Attribution | null): void {
-    this.named.set(clientPort, who);
-    if (this.named.size > MAX_CONNECTIONS) {
-      const oldest = this.named.keys().next().value;
-      if (oldest !== undefined) this.named.delete(oldest);
-    }
+    return this.reports.get(clientPort);
   }
 }
 

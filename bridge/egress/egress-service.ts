@@ -51,7 +51,6 @@ export class EgressService {
       decide: decider.decide,
       attribute,
       log: options.log,
-      onConnection: (clientPort) => this.attribution.accepted(clientPort),
       onConnectionClosed: (clientPort) => this.attribution.closed(clientPort),
       ...options.proxy,
     });

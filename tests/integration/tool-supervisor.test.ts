@@ -19,7 +19,7 @@ import {
   rmSync,
   writeSync,
 } from "node:fs";
-import { tmpdir } from "node:os";
+import { constants as osConstants, tmpdir } from "node:os";
 import path from "node:path";
 import { describe, it, type TestContext } from "node:test";
 import { snapshotProcesses, sweepOrphanTools } from "../../agent-runtime/process-tree.ts";
@@ -190,6 +190,10 @@ describe("the tools' supervisor", {
     for (const c of connects) {
       assert.equal(c.verdict, "performed");
       assert.match(c.address, /^(127\.0\.0\.1|::1|::ffff:127\.0\.0\.1)$/);
+      // The port the tool connected from (the egress proxy pairs its connections by it); none when refused.
+      if (c.errno === 0 || c.errno === osConstants.errno.EINPROGRESS)
+        assert.ok(c.localPort > 0, JSON.stringify(c));
+      else assert.equal(c.localPort, 0, JSON.stringify(c));
     }
     assert.ok(
       connects.some((c) => c.port === 1),

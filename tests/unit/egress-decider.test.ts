@@ -175,9 +175,9 @@ test("egress decision: requests for a destination being asked about wait for tha
   );
 });
 
-test("egress attribution: accepted connections and supervisor reports pair in order", async () => {
+test("egress attribution: a proxy connection pairs with the supervisor's report of the same local port", async () => {
   const attribution = new ConnectAttribution({ proxyPort: () => 3128 });
-  const report = (pid: number, call: string | null, port = 3128, errno = 0) =>
+  const report = (pid: number, call: string | null, localPort: number, port = 3128, errno = 0) =>
     attribution.note({
       type: "connect",
       pid,
@@ -185,20 +185,27 @@ test("egress attribution: accepted connections and supervisor reports pair in or
       family: "inet",
       address: "127.0.0.1",
       port,
+      localPort,
       verdict: "performed",
       errno,
     });
-  report(9, "refused-call", 3128, 111); // ECONNREFUSED: it never reached the proxy
-  report(10, "call-a", 3128, 115); // EINPROGRESS: a non-blocking connect under way
-  report(11, null, 8080); // not to the proxy: ignored
-  attribution.accepted(50001);
-  attribution.accepted(50002);
+  report(9, "refused-call", 0, 3128, 111); // ECONNREFUSED: it never reached the proxy
+  report(10, "call-a", 50001, 3128, 115); // EINPROGRESS: a non-blocking connect under way
+  report(11, null, 50009, 8080); // not to the proxy: ignored
+  report(13, "call-c", 50003);
+  // Reports and connections in a different order still pair by port.
   const late = attribution.of(50002, 1_000);
-  report(12, "call-b");
-  assert.deepEqual(await attribution.of(50001), { pid: 10, call: "call-a" });
+  report(12, "call-b", 50002);
   assert.deepEqual(await late, { pid: 12, call: "call-b" });
-  attribution.accepted(50003);
-  assert.equal(await attribution.of(50003, 10), undefined, "no report: unknown, after a short wait");
+  assert.deepEqual(await attribution.of(50003), { pid: 13, call: "call-c" });
+  assert.deepEqual(await attribution.of(50001), { pid: 10, call: "call-a" });
+  assert.equal(await attribution.of(50009, 10), undefined, "a connect elsewhere names no proxy connection");
+  assert.equal(await attribution.of(50004, 10), undefined, "no report: unknown, after a short wait");
+  // A closed connection's port may be reused by another call: the old name is gone.
+  attribution.closed(50003);
+  assert.equal(await attribution.of(50003), undefined);
+  report(14, "call-d", 50003);
+  assert.deepEqual(await attribution.of(50003), { pid: 14, call: "call-d" });
 });
 
 test("registries file: valid lists replace the default; anything else is refused with the file named", () => {

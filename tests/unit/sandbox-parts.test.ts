@@ -135,6 +135,7 @@ describe("the supervisor's control channel", () => {
       family: "inet",
       address: "203.0.113.7",
       port: 443,
+      localPort: 0,
       verdict: "refused",
       errno: 13,
     });
