@@ -6,7 +6,7 @@
 // resolves to both, and a client may try ::1 first, so a process holding [::1]:PORT while the bridge holds
 // 127.0.0.1:PORT would receive that client's connections (and could relay them to the bridge). If the twin is
 // already held, the bridge refuses to start; without IPv6 (or IPv4) loopback there is nothing to hold.
-import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http";
+import type { IncomingMessage, Server, ServerResponse } from "node:http";
 import {
   type AddressInfo,
   createServer as createNetServer,
@@ -14,6 +14,7 @@ import {
   type Server as NetServer,
 } from "node:net";
 import type { Duplex } from "node:stream";
+import { http } from "./node-http.ts";
 
 export class ListenError extends Error {}
 
@@ -71,7 +72,7 @@ function close(server: Server | NetServer): Promise<void> {
 export async function bindListener(host: string, port: number): Promise<BoundListener> {
   // Port 0 asks for any free port: one whose twin is taken is given back and another one tried.
   for (let attempt = 0; ; attempt++) {
-    const server = createServer();
+    const server = http.createServer();
     server.on("request", starting);
     server.on("upgrade", startingUpgrade);
     const failed = await listen(server, port, host);

@@ -42,6 +42,8 @@ const round = (x: number, digits = 2) => Number(x.toFixed(digits));
 // Not in /tmp (the tools may write there): the bridge refuses a Pi configuration or policy from there.
 const stateRoot = mkdtempSync(path.join("/var/tmp", "bench-bridge-state-"));
 let stateDirs = 0;
+// Pi's configuration dir for every process: the bridge refuses one the tools could write (HOME is in /tmp).
+const defaultAgentDir = mkdtempSync(path.join(stateRoot, "agent-"));
 
 function startProcess(args: string[], env: NodeJS.ProcessEnv = {}): ChildProcessWithoutNullStreams {
   // A bridge gets its own state dir (the default one is shared by every bridge run as this user).
@@ -55,7 +57,8 @@ function startProcess(args: string[], env: NodeJS.ProcessEnv = {}): ChildProcess
       PATH: process.env.PATH,
       HOME: scratch,
       PI_OFFLINE: "1",
-      AGENT_POLICY_PATH: path.join(scratch, "policy"),
+      AGENT_POLICY_PATH: path.join(stateRoot, "policy"),
+      PI_CODING_AGENT_DIR: defaultAgentDir,
       ...env,
     },
     stdio: ["pipe", "pipe", "pipe"],
@@ -64,10 +67,39 @@ function startProcess(args: string[], env: NodeJS.ProcessEnv = {}): ChildProcess
   return child;
 }
 
-function lines(child: ChildProcessWithoutNullStreams, onLine: (line: string) => void): void {
-  const decoder = new JsonlDecoder();
-  child.stdout.on("data", (chunk: Buffer) => {
-    for (const line of decoder.push(chunk)) onLine(line);
+/** Feeds each stdout line to `onLine` until it returns true; rejects if the process ends first (never hangs). */
+function untilLine(child: ChildProcessWithoutNullStreams, onLine: (line: string) => boolean): Promise<void> {
+  return new Promise<void>((resolve, reject) => {
+    const decoder = new JsonlDecoder();
+    let stderr = "";
+    const onErr = (chunk: Buffer) => {
+      stderr = (stderr + chunk).slice(-2000);
+    };
+    const onData = (chunk: Buffer) => {
+      for (const line of decoder.push(chunk)) {
+        if (onLine(line)) {
+          finish();
+          resolve();
+          return;
+        }
+      }
+    };
+    const onClose = (code: number | null) => {
+      finish();
+      reject(
+        new Error(
+          `${child.spawnargs.slice(1, 2).join(" ")} ended (exit ${code}) before the bench was done: ${stderr}`,
+        ),
+      );
+    };
+    const finish = () => {
+      child.stdout.off("data", onData);
+      child.stderr.off("data", onErr);
+      child.off("close", onClose);
+    };
+    child.stdout.on("data", onData);
+    child.stderr.on("data", onErr);
+    child.once("close", onClose);
   });
 }
 
@@ -151,26 +183,24 @@ async function latency(): Promise<Record<string, number>> {
   const n = 2000;
   const direct: number[] = [];
   const fake = startProcess([fakePi]);
-  await new Promise<void>((resolve) => {
-    lines(fake, (line) => {
-      const f = JSON.parse(line) as Frame;
-      if (f.t) direct.push(Number(process.hrtime.bigint() - BigInt(f.t)) / 1000);
-      if (f.type === "agent_settled") resolve();
-    });
-    fake.stdin.write(`${JSON.stringify({ type: "prompt", id: "x", message: `PACED ${n} 1 200` })}\n`);
+  const fakeDone = untilLine(fake, (line) => {
+    const f = JSON.parse(line) as Frame;
+    if (f.t) direct.push(Number(process.hrtime.bigint() - BigInt(f.t)) / 1000);
+    return f.type === "agent_settled";
   });
+  fake.stdin.write(`${JSON.stringify({ type: "prompt", id: "x", message: `PACED ${n} 1 200` })}\n`);
+  await fakeDone;
   await stop(fake);
   // The bridge's own cost without the WebSocket hop: stdio mode, read exactly like the direct run.
   const viaStdio: number[] = [];
   const stdioBridge = startProcess([bundle, "--mode", "rpc", "--gate", gate, "--pi-command", fakePi]);
-  await new Promise<void>((resolve) => {
-    lines(stdioBridge, (line) => {
-      const f = JSON.parse(line) as Frame;
-      if (f.t) viaStdio.push(Number(process.hrtime.bigint() - BigInt(f.t)) / 1000);
-      if (f.type === "agent_settled") resolve();
-    });
-    stdioBridge.stdin.write(`${JSON.stringify({ type: "prompt", id: "x", message: `PACED ${n} 1 200` })}\n`);
+  const stdioBridgeDone = untilLine(stdioBridge, (line) => {
+    const f = JSON.parse(line) as Frame;
+    if (f.t) viaStdio.push(Number(process.hrtime.bigint() - BigInt(f.t)) / 1000);
+    return f.type === "agent_settled";
   });
+  stdioBridge.stdin.write(`${JSON.stringify({ type: "prompt", id: "x", message: `PACED ${n} 1 200` })}\n`);
+  await stdioBridgeDone;
   await stop(stdioBridge);
   const bridge = await startNetworkBridge();
   const through: number[] = [];
@@ -206,15 +236,13 @@ async function throughputReplayRss(): Promise<Record<string, Record<string, numb
   const fake = startProcess([fakePi]);
   let t0 = 0;
   let count = 0;
-  const directMs = await new Promise<number>((resolve) => {
-    lines(fake, (line) => {
-      if (line.startsWith('{"type":"message_update"')) {
-        if (count++ === 0) t0 = performance.now();
-      }
-      if (line.includes('"agent_settled"')) resolve(performance.now() - t0);
-    });
-    fake.stdin.write(`${JSON.stringify({ type: "prompt", id: "x", message: `FLOOD ${n} 200` })}\n`);
+  const flooded = untilLine(fake, (line) => {
+    if (line.startsWith('{"type":"message_update"') && count++ === 0) t0 = performance.now();
+    return line.includes('"agent_settled"');
   });
+  fake.stdin.write(`${JSON.stringify({ type: "prompt", id: "x", message: `FLOOD ${n} 200` })}\n`);
+  await flooded;
+  const directMs = performance.now() - t0;
   await stop(fake);
 
   const bridge = await startNetworkBridge(["--replay-frames", "10000"]);
@@ -314,12 +342,10 @@ async function coldStart(): Promise<Record<string, number>> {
   const timeToState = async (args: string[]) => {
     const start = performance.now();
     const child = startProcess(args, { PI_CODING_AGENT_DIR: agentDir });
-    const ms = await new Promise<number>((resolve) => {
-      lines(child, (line) => {
-        if (line.includes('"id":"cold"')) resolve(performance.now() - start);
-      });
-      child.stdin.write(`${JSON.stringify({ id: "cold", type: "get_state" })}\n`);
-    });
+    const answered = untilLine(child, (line) => line.includes('"id":"cold"'));
+    child.stdin.write(`${JSON.stringify({ id: "cold", type: "get_state" })}\n`);
+    await answered;
+    const ms = performance.now() - start;
     await stop(child);
     return ms;
   };

@@ -9,17 +9,11 @@
 // decision. What to do with a destination is the caller's `decide` (rules, grants, the person's dialog): a
 // verdict that never comes is a request that waits, never one that passes.
 import { lookup } from "node:dns/promises";
-import {
-  createServer,
-  request as httpRequest,
-  type IncomingHttpHeaders,
-  type IncomingMessage,
-  type Server,
-  type ServerResponse,
-} from "node:http";
+import type { IncomingHttpHeaders, IncomingMessage, Server, ServerResponse } from "node:http";
 import { type AddressInfo, connect, isIP, type Server as NetServer, type Socket } from "node:net";
 import type { Duplex } from "node:stream";
 import type { Logger } from "../../agent-runtime/log.ts";
+import { http } from "../node-http.ts";
 import { isInternalAddress } from "./address-class.ts";
 import type { Attribution } from "./attribution.ts";
 import {
@@ -124,7 +118,7 @@ export class EgressProxy {
 
   constructor(options: EgressProxyOptions) {
     this.options = options;
-    this.server = createServer((req, res) => void this.onRequest(req, res));
+    this.server = http.createServer((req, res) => void this.onRequest(req, res));
     this.server.maxConnections = options.maxConnections ?? 512;
     this.server.on("connect", (req, socket, head) => void this.onConnect(req, socket, head));
     this.server.on("upgrade", (_req, socket) => {
@@ -336,7 +330,7 @@ export class EgressProxy {
     const decided = parsed.destination;
     headers.host =
       decided.port === 80 ? formatDestination(decided).replace(/:80$/, "") : formatDestination(decided);
-    const upstream = httpRequest(
+    const upstream = http.request(
       {
         host: addresses[0],
         port: parsed.destination.port,
