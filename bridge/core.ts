@@ -8,6 +8,7 @@ import { ClientCommands } from "./core/client-commands.ts";
 import { type Clock, IdleTimer, systemClock, Waiters } from "./core/clock.ts";
 import { CommandLedger } from "./core/command-ledger.ts";
 import { type BridgeAnswer, type BridgeQuestion, DialogRelay } from "./core/dialog-relay.ts";
+import { EarlyAnswers } from "./core/early-answers.ts";
 import { errorFrame, type Frame, type FrameSink } from "./core/frames.ts";
 import { GrantRelay } from "./core/grant-relay.ts";
 import { HeldQueue } from "./core/held-queue.ts";
@@ -78,6 +79,7 @@ export class BridgeCore {
   private readonly link: PiLink;
   private readonly ledger: CommandLedger;
   private readonly held = new HeldQueue();
+  private readonly early: EarlyAnswers;
   private readonly mirror: Mirror;
   private readonly grants: GrantRelay;
   private readonly grantsStore: GrantStore;
@@ -151,6 +153,7 @@ export class BridgeCore {
       },
     });
     const supervisor = this.supervisor;
+    this.early = new EarlyAnswers({ ledger: this.ledger, verdict: () => supervisor.verdict() });
     this.dialogs = new DialogRelay({
       clock,
       detachedGraceMs: options.detachedGraceMs,
@@ -163,7 +166,14 @@ export class BridgeCore {
       changed,
       ...(options.onOpenDialogs ? { onOpenDialogs: options.onOpenDialogs } : {}),
     });
-    const parts = { sink, link: this.link, ledger: this.ledger, dialogs: this.dialogs, policy: this.policy };
+    const parts = {
+      sink,
+      link: this.link,
+      ledger: this.ledger,
+      early: this.early,
+      dialogs: this.dialogs,
+      policy: this.policy,
+    };
     this.lines = new PiLines({
       ...parts,
       grants: this.grants,
@@ -343,7 +353,13 @@ export class BridgeCore {
 
   /** No turn runs and nothing waits for Pi (the watchdog's liveness check runs only then). */
   private agentIdle(): boolean {
-    return !this.mirror.agentBusy && !this.link.busy && this.held.size === 0 && this.dialogs.book.size === 0;
+    return (
+      !this.mirror.agentBusy &&
+      !this.link.busy &&
+      this.held.size === 0 &&
+      this.early.size === 0 &&
+      this.dialogs.book.size === 0
+    );
   }
 
   /** Pi's state or health changed: whoever waits for it to settle may go on. */

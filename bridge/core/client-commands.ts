@@ -1,9 +1,11 @@
 // Clients → Pi: what the intake read, acted on. Each command begins in the ledger (idempotency), the bridge's
-// own commands are answered here, Pi commands go to Pi now, wait in the held queue while a Pi starts, or fail
-// with the reason no Pi can take them.
+// own commands are answered here, Pi commands go to Pi now, wait in the held queue while a Pi starts (a
+// read-only one goes to the Pi being probed at once, its answer held instead: early-answers.ts), or fail with
+// the reason no Pi can take them.
 import { SESSION_REPLACING_COMMANDS } from "../protocol.ts";
 import type { CommandLedger } from "./command-ledger.ts";
 import type { DialogRelay } from "./dialog-relay.ts";
+import type { EarlyAnswers } from "./early-answers.ts";
 import { type Frame, type FrameSink, failure } from "./frames.ts";
 import type { GrantRelay } from "./grant-relay.ts";
 import type { HeldQueue } from "./held-queue.ts";
@@ -17,6 +19,7 @@ export interface ClientCommandsOptions {
   sink: FrameSink;
   ledger: CommandLedger;
   held: HeldQueue;
+  early: EarlyAnswers;
   link: PiLink;
   supervisor: Supervisor;
   policy: PolicyRelay;
@@ -66,13 +69,15 @@ export class ClientCommands {
     else this.submit(payload, id, type);
   }
 
-  /** A Pi serves: the held commands go to it, oldest first. */
+  /** A Pi serves: the answers it gave early, then the held commands, oldest first. */
   release(): void {
+    this.options.early.deliver();
     for (const h of this.options.held.drain()) this.forward(h.command, h.clientId, h.type);
   }
 
-  /** No Pi will serve them: every held command fails with this code. */
+  /** No Pi will serve them: every held command and early answer fails with this code. */
   failHeld(code: "agent_unverified" | "agent_exited" | "shutting_down", message: string): void {
+    this.options.early.fail(code === "shutting_down" ? "agent_exited" : code, message);
     for (const h of this.options.held.drain())
       this.options.ledger.finish(h.clientId, failure(h.clientId, h.type, code, message));
   }
@@ -106,10 +111,18 @@ export class ClientCommands {
 
   /** Forwards a Pi command now, holds it while Pi (re)starts, or fails it when no Pi can serve it. */
   private submit(command: Frame, clientId: string | undefined, type: string): void {
-    const { ledger, held, supervisor } = this.options;
+    const { ledger, held, supervisor, early } = this.options;
     const admission = supervisor.admission();
     if (admission === "forward") {
       this.forward(command, clientId, type);
+    } else if (
+      admission === "hold" &&
+      held.size === 0 && // order holds: nothing overtakes a held command
+      supervisor.verdict() === "pending" &&
+      early.admit(type)
+    ) {
+      this.options.link.send(command, { kind: "client", clientId, command: type, early: true });
+      this.options.changed();
     } else if (admission === "hold") {
       if (held.push(command, clientId, type)) this.options.changed();
       else

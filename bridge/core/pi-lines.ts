@@ -5,6 +5,7 @@ import type { Logger } from "../../agent-runtime/log.ts";
 import { SESSION_REPLACING_COMMANDS } from "../protocol.ts";
 import type { CommandLedger } from "./command-ledger.ts";
 import type { DialogRelay } from "./dialog-relay.ts";
+import type { EarlyAnswers } from "./early-answers.ts";
 import { type Frame, type FrameSink, failure, withId } from "./frames.ts";
 import type { GrantRelay } from "./grant-relay.ts";
 import type { Mirror } from "./mirror.ts";
@@ -15,6 +16,7 @@ export interface PiLinesOptions {
   sink: FrameSink;
   link: PiLink;
   ledger: CommandLedger;
+  early: EarlyAnswers;
   dialogs: DialogRelay;
   grants: GrantRelay;
   mirror: Mirror;
@@ -76,10 +78,13 @@ export class PiLines {
     const { link, ledger, dialogs, mirror } = this.options;
     mirror.agentGone();
     for (const route of link.failAll()) {
-      if (route.kind === "client")
+      if (route.kind === "client") {
+        if (route.early) this.options.early.lost();
         ledger.finish(route.clientId, failure(route.clientId, route.command, "agent_exited", "Pi exited"));
-      else if (route.kind === "dialog") dialogs.answerLost(route);
+      } else if (route.kind === "dialog") dialogs.answerLost(route);
     }
+    // Answers an unverified Pi gave before it went: nothing it said reaches a client.
+    this.options.early.fail("agent_exited", "Pi exited");
     dialogs.book.agentGone();
     this.options.changed();
   }
@@ -100,6 +105,7 @@ export class PiLines {
       this.options.refreshState();
     }
     if (line.command === "get_state" && line.success === true) mirror.noteState(line.data);
-    ledger.finish(route.clientId, withId(line, route.clientId));
+    if (route.early) this.options.early.answer(route.clientId, route.command, withId(line, route.clientId));
+    else ledger.finish(route.clientId, withId(line, route.clientId));
   }
 }

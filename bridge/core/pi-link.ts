@@ -6,7 +6,13 @@ import type { Clock } from "./clock.ts";
 import { type Frame, isRecord } from "./frames.ts";
 
 export type Route =
-  | { kind: "client"; clientId: string | undefined; command: string }
+  | {
+      kind: "client";
+      clientId: string | undefined;
+      command: string;
+      /** Sent to a Pi still being probed (early-answers.ts): its answer waits for the verdict. */
+      early?: true;
+    }
   | { kind: "dialog"; dialogId: string; clientId: string | undefined }
   | { kind: "internal"; resolve: (response: Frame | undefined) => void }
   | { kind: "ignore" };

@@ -143,6 +143,14 @@ export class Supervisor {
     }
   }
 
+  /** Where the probe of the Pi bound now stands: early answers (early-answers.ts) wait on it. */
+  verdict(): "pending" | "serving" | { code: "agent_unverified" | "agent_exited"; message: string } {
+    if (this.current === "starting" && this.unit) return "pending";
+    if (this.current === "running") return "serving";
+    const admission = this.admission();
+    return typeof admission === "object" ? admission : { code: "agent_exited", message: "Pi is restarting" };
+  }
+
   /** Why Pi cannot serve as it should, or null. */
   health(): Report | null {
     if (this.current === "refused") return { reason: "refused", detail: this.problem ?? "refused" };

@@ -39,6 +39,45 @@ test("core: commands wait while Pi is probed and go to it, in order, once it pas
   assert.equal(h.sink.of("agent_restarted").length, 0, "the first Pi is no restart");
 });
 
+test("core: a read-only command while Pi is probed goes to it at once; its answer waits for the verdict", async () => {
+  const h = coreHarness();
+  h.core.attach("person");
+  h.send({ type: "get_state", id: "g1" });
+  const sent = h.pi.received.filter((c) => c.type === "get_state").length;
+  assert.equal(sent, 2, "the probe's sentinel and the client's get_state");
+  assert.deepEqual(h.sink.responses("g1"), [], "nothing answered before the verdict");
+  // Order holds: once a command is held, read-only ones behind it wait too.
+  h.send({ type: "prompt", id: "p1", message: "one" });
+  h.send({ type: "get_messages", id: "m1" });
+  assert.ok(!h.pi.received.some((c) => c.type === "get_messages"), "held behind the prompt");
+  await h.deliver(); // probes, sentinel and the early answer: delivered once Pi passed
+  assert.equal(h.sink.responses("g1")[0]?.success, true);
+  const order = h.pi.received
+    .filter((c) => c.type === "prompt" || c.type === "get_messages")
+    .map((c) => c.type);
+  assert.deepEqual(order, ["prompt", "get_messages"]);
+});
+
+test("core: early answers of a Pi that fails its probe or exits first reach no client", async () => {
+  const refused = coreHarness({ firstMode: "unpatched", lingerMs: 5_000 });
+  refused.send({ type: "get_state", id: "g1" });
+  assert.ok(refused.pi.received.some((c) => c.type === "get_state"));
+  await refused.deliver();
+  assert.equal(status(refused).pi.state, "refused");
+  assert.deepEqual(
+    refused.sink.responses("g1").map((r) => [r.success, r.code]),
+    [[false, "agent_unverified"]],
+  );
+  const crashed = coreHarness();
+  crashed.send({ type: "get_state", id: "g2" });
+  crashed.pi.crash({ code: 1, signal: null });
+  await crashed.clock.advance(0);
+  assert.deepEqual(
+    crashed.sink.responses("g2").map((r) => [r.success, r.code]),
+    [[false, "agent_exited"]],
+  );
+});
+
 test("core: Pi crashes mid-command: the command fails agent_exited, a new Pi follows on the same epoch", async () => {
   const h = await started();
   h.core.attach("person");
