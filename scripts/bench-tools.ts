@@ -215,18 +215,28 @@ try {
   // A loopback connect from a tool process: under the supervisor with the guard, and in the same domain without.
   const unguardedPrefix = sandboxed && helper ? [helper, ...landlockArgs(domain, probe.abi), "--"] : [];
   const connects = { guarded: [] as number[], unguarded: [] as number[] };
-  const chunk = Math.max(50, Math.floor(CONNECTS / 5));
-  for (let done = 0; done < CONNECTS; done += chunk) {
-    connects.unguarded.push(...(await connectSamples(unguardedPrefix, toolEnv, chunk)));
-    if (helper) connects.guarded.push(...(await connectSamples([helper, ...guardedArgs], toolEnv, chunk)));
-  }
+  // Each chunk is a new supervisor and probe: their spread shows how much the scheduler's placement of the two
+  // tasks (the same CPU or not) moves the figure on this machine.
+  const guardedChunkP50s: number[] = [];
   const us = (xs: number[]) => {
     const sorted = [...xs].sort((a, b) => a - b);
     const at = (q: number) =>
       sorted[Math.min(sorted.length - 1, Math.floor(q * sorted.length))] ?? Number.NaN;
     return { samples: sorted.length, p50_us: round(at(0.5)), p99_us: round(at(0.99)) };
   };
-  const connect = { guarded: us(connects.guarded), unguarded: us(connects.unguarded) };
+  const chunk = Math.max(50, Math.floor(CONNECTS / 5));
+  for (let done = 0; done < CONNECTS; done += chunk) {
+    connects.unguarded.push(...(await connectSamples(unguardedPrefix, toolEnv, chunk)));
+    if (helper) {
+      const got = await connectSamples([helper, ...guardedArgs], toolEnv, chunk);
+      guardedChunkP50s.push(us(got).p50_us);
+      connects.guarded.push(...got);
+    }
+  }
+  const connect = {
+    guarded: { ...us(connects.guarded), chunk_p50s_us: guardedChunkP50s },
+    unguarded: us(connects.unguarded),
+  };
   // The bridge's egress proxy: a CONNECT tunnel from a loopback origin, against the direct transfer (≥ 100 MB/s).
   const proxyThroughput = await egressProxyThroughput({ node: process.execPath });
   const report = {
