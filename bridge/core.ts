@@ -1,12 +1,12 @@
 // The bridge's core, independent of the transport: the composition of its parts (bridge/core/*). Client
 // frames come in through the intake and become commands; Pi's lines come back through the link; the
 // supervisor owns Pi's lifecycle, the ledger every command's one answer, the dialog relay every dialog, the
-// mirror Pi's state. Every dependency (clock, frame sink, policy, agent starter) is given at construction, and
-// the transports differ only in options (requireIds, lingerMs, restartAgent).
-import type { Logger } from "../agent-runtime/log.ts";
+// mirror Pi's state. Every dependency (clock, frame sink, policy, agent starter) is given at construction
+// (core/core-options.ts), and the transports differ only in options (requireIds, lingerMs, restartAgent).
 import { ClientCommands } from "./core/client-commands.ts";
-import { type Clock, IdleTimer, systemClock, Waiters } from "./core/clock.ts";
+import { IdleTimer, systemClock, Waiters } from "./core/clock.ts";
 import { CommandLedger } from "./core/command-ledger.ts";
+import type { CoreOptions } from "./core/core-options.ts";
 import { type BridgeAnswer, type BridgeQuestion, DialogRelay } from "./core/dialog-relay.ts";
 import { EarlyAnswers } from "./core/early-answers.ts";
 import { errorFrame, type Frame, type FrameSink } from "./core/frames.ts";
@@ -19,60 +19,24 @@ import { PiLines } from "./core/pi-lines.ts";
 import { PiLink } from "./core/pi-link.ts";
 import { type PolicyAccess, PolicyRelay } from "./core/policy-relay.ts";
 import { type StartCause, Supervisor } from "./core/supervisor.ts";
-import type { WatchdogOptions } from "./core/watchdog.ts";
 import { GrantStore } from "./grants/grant-store.ts";
 import { IdempotencyStore } from "./idempotency.ts";
 import type { AgentUnit } from "./pi-child.ts";
-import type {
-  BridgeStatus,
-  Durability,
-  Health,
-  Isolation,
-  PendingDialog,
-  PiStatus,
-  Snapshot,
-} from "./protocol.ts";
-import type { RestartPolicy } from "./restart-policy.ts";
+import type { BridgeStatus, Health, PendingDialog, PiStatus, Snapshot } from "./protocol.ts";
 
-export type { BridgeAnswer, BridgeQuestion, Frame, FrameSink, NetworkModeAccess, PolicyAccess, SessionInfo };
+export type {
+  BridgeAnswer,
+  BridgeQuestion,
+  CoreOptions,
+  Frame,
+  FrameSink,
+  NetworkModeAccess,
+  PolicyAccess,
+  SessionInfo,
+};
 
 /** Delivery counts as frozen once a frame has waited this long to become sendable (the journal stuck). */
 export const DELIVERY_FROZEN_MS = 5_000;
-
-export interface CoreOptions {
-  epoch: string;
-  /** Reported in bridge_status; nothing in the core depends on it. */
-  transport: "network" | "stdio";
-  /** Every command and dialog answer must carry an id (its idempotency key). */
-  requireIds: boolean;
-  detachedGraceMs: number;
-  idleExitMs: number;
-  maxFrameBytes: number;
-  /** How long to keep serving replay once no Pi will serve again; 0: shut down at once. */
-  lingerMs: number;
-  /** The live isolation report (it changes if the tool executor stops). */
-  isolation: () => Isolation;
-  policy: PolicyAccess;
-  /** The tools' network mode (get/set_network_mode, network_mode_changed); without it those commands fail. */
-  network?: NetworkModeAccess;
-  log: Logger;
-  clock?: Clock;
-  /** Called when the bridge should shut down (idle exit, no Pi will serve again). */
-  requestShutdown: (reason: string, exitCode?: number) => void;
-  /** Command records (restored from the state dir by the caller, if durable). */
-  idempotency?: IdempotencyStore;
-  /** Starts a new agent unit on the current session; without it, Pi is never restarted. */
-  restartAgent?: () => AgentUnit;
-  restartPolicy?: RestartPolicy;
-  watchdog?: Partial<WatchdogOptions>;
-  /** The session grants (restored from the state dir by the caller, if durable); in memory otherwise. */
-  grants?: GrantStore;
-  /** Pi reported another session (new_session, switch_session…): the caller persists it. */
-  onSession?: (session: SessionInfo) => void;
-  /** The set of open dialog ids changed: the caller persists it (closed at the next start). */
-  onOpenDialogs?: (ids: string[]) => void;
-  durability: () => Durability;
-}
 
 export class BridgeCore {
   readonly epoch: string;
