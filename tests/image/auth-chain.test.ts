@@ -22,8 +22,6 @@ import { writeScriptedAgentDir } from "../../agent-runtime/dev/agent-dir.ts";
 import { type ScriptedModel, startScriptedModel } from "../../agent-runtime/dev/scripted-model.ts";
 import { landlockArgs, toolsDomain } from "../../agent-runtime/sandbox/landlock.ts";
 import { BridgeClient, type BridgeConnectionError, type BridgeFrame } from "../../bridge/client.ts";
-import { ensureEngine } from "../../scripts/docker/ensure-engine.mjs";
-import { ensureTestBase } from "../../scripts/docker/test-base.mjs";
 import { TestClient } from "../support/bridge.ts";
 import {
   FLOOD_AUTH,
@@ -32,7 +30,15 @@ import {
   SQUAT_LOCK,
   SQUAT_PORT,
 } from "./support/auth-chain-attacks.ts";
-import { buildImage, docker, execIn, freePort, imageTag, repoRoot } from "./support/docker.ts";
+import {
+  buildProductImage,
+  docker,
+  execIn,
+  freePort,
+  IMAGE_BUILD_TIMEOUT_MS,
+  imageTag,
+  repoRoot,
+} from "./support/docker.ts";
 import { toolScript } from "./support/harness.ts";
 
 const IMAGE = imageTag("chat-ui-agent-runtime:auth-chain-test");
@@ -526,18 +532,7 @@ async function runChain(mode: Mode, model: ScriptedModel, work: string, cleanups
   return chain;
 }
 
-before(
-  async () => {
-    await ensureEngine();
-    const base = await ensureTestBase(docker);
-    const build = await buildImage(repoRoot, IMAGE, { buildargs: { NODE_IMAGE: base } });
-    if (!build.ok)
-      throw new Error(
-        `the image failed to build: ${build.error}\n${build.log.split("\n").slice(-40).join("\n")}`,
-      );
-  },
-  { timeout: 40 * 60_000 },
-);
+before(() => buildProductImage(IMAGE), { timeout: IMAGE_BUILD_TIMEOUT_MS });
 
 for (const mode of MODES) {
   describe(`issue 17's chain in the image, ${mode.name}`, { timeout: 20 * 60_000 }, () => {

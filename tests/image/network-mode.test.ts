@@ -17,10 +17,15 @@ import path from "node:path";
 import { PassThrough } from "node:stream";
 import { before, describe, it } from "node:test";
 import type { Isolation } from "../../bridge/protocol.ts";
-import { ensureEngine } from "../../scripts/docker/ensure-engine.mjs";
-import { ensureTestBase } from "../../scripts/docker/test-base.mjs";
 import { type Frame, TestClient } from "../support/bridge.ts";
-import { buildImage, docker, execIn, imageTag, repoRoot } from "./support/docker.ts";
+import {
+  buildImage,
+  buildProductImage,
+  docker,
+  execIn,
+  IMAGE_BUILD_TIMEOUT_MS,
+  imageTag,
+} from "./support/docker.ts";
 import { hostModel, until } from "./support/harness.ts";
 
 const IMAGE = imageTag("chat-ui-agent-runtime:netmode-test");
@@ -37,13 +42,7 @@ const curl = (tag: string) =>
 
 before(
   async () => {
-    await ensureEngine();
-    const base = await ensureTestBase(docker);
-    const product = await buildImage(repoRoot, IMAGE, { buildargs: { NODE_IMAGE: base } });
-    if (!product.ok)
-      throw new Error(
-        `the image failed to build: ${product.error}\n${product.log.split("\n").slice(-40).join("\n")}`,
-      );
+    await buildProductImage(IMAGE);
     const context = mkdtempSync(path.join(tmpdir(), "netmode-probes-"));
     try {
       for (const file of ["netmode-connect.mjs", "sandbox-infra.mjs"])
@@ -68,7 +67,7 @@ before(
       rmSync(context, { recursive: true, force: true });
     }
   },
-  { timeout: 40 * 60_000 },
+  { timeout: IMAGE_BUILD_TIMEOUT_MS },
 );
 
 interface Mode {

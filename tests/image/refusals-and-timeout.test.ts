@@ -19,11 +19,9 @@ import path from "node:path";
 import { before, describe, it, type TestContext } from "node:test";
 import { writeScriptedAgentDir } from "../../agent-runtime/dev/agent-dir.ts";
 import { say, startScriptedModel } from "../../agent-runtime/dev/scripted-model.ts";
-import { ensureEngine } from "../../scripts/docker/ensure-engine.mjs";
-import { ensureTestBase } from "../../scripts/docker/test-base.mjs";
 import { allowOnce, isApprovalDialog } from "../support/approval.ts";
 import { type Frame, TestClient } from "../support/bridge.ts";
-import { buildImage, docker, freePort, imageTag, repoRoot } from "./support/docker.ts";
+import { buildProductImage, freePort, IMAGE_BUILD_TIMEOUT_MS, imageTag } from "./support/docker.ts";
 import { toolScript, until } from "./support/harness.ts";
 import { LAUNCH_MODES, type LaunchMode, SbxContainer } from "./support/sbx-launch.ts";
 
@@ -33,18 +31,7 @@ const BRIDGE_ARGS = ["--provider", "scripted", "--model", "scripted-model", "--n
 const TIMEOUT_MINUTES = "0.05";
 const TIMEOUT_MS = 3_000;
 
-before(
-  async () => {
-    await ensureEngine();
-    const base = await ensureTestBase(docker);
-    const build = await buildImage(repoRoot, IMAGE, { buildargs: { NODE_IMAGE: base } });
-    if (!build.ok)
-      throw new Error(
-        `the image failed to build: ${build.error}\n${build.log.split("\n").slice(-40).join("\n")}`,
-      );
-  },
-  { timeout: 40 * 60_000 },
-);
+before(() => buildProductImage(IMAGE), { timeout: IMAGE_BUILD_TIMEOUT_MS });
 
 const stateDirOf = (mode: LaunchMode) =>
   mode.user === "1000" ? "/var/tmp/chat-ui-agent-1000" : "/var/lib/chat-ui-agent";

@@ -12,27 +12,21 @@ import { before, describe, it, type TestContext } from "node:test";
 import { writeScriptedAgentDir } from "../../agent-runtime/dev/agent-dir.ts";
 import { startScriptedModel } from "../../agent-runtime/dev/scripted-model.ts";
 import { APPROVAL_CHOICES } from "../../agent-runtime/policy/grants.ts";
-import { ensureEngine } from "../../scripts/docker/ensure-engine.mjs";
-import { ensureTestBase } from "../../scripts/docker/test-base.mjs";
 import { isApprovalDialog } from "../support/approval.ts";
 import { type Frame, TestClient } from "../support/bridge.ts";
-import { buildImage, docker, execIn, freePort, imageTag, repoRoot } from "./support/docker.ts";
+import {
+  buildProductImage,
+  docker,
+  execIn,
+  freePort,
+  IMAGE_BUILD_TIMEOUT_MS,
+  imageTag,
+} from "./support/docker.ts";
 import { toolScript } from "./support/harness.ts";
 
 const IMAGE = imageTag("chat-ui-agent-runtime:session-grants-test");
 
-before(
-  async () => {
-    await ensureEngine();
-    const base = await ensureTestBase(docker);
-    const build = await buildImage(repoRoot, IMAGE, { buildargs: { NODE_IMAGE: base } });
-    if (!build.ok)
-      throw new Error(
-        `the image failed to build: ${build.error}\n${build.log.split("\n").slice(-40).join("\n")}`,
-      );
-  },
-  { timeout: 40 * 60_000 },
-);
+before(() => buildProductImage(IMAGE), { timeout: IMAGE_BUILD_TIMEOUT_MS });
 
 interface Mode {
   name: string;

@@ -18,11 +18,16 @@ import type Docker from "dockerode";
 import { writeScriptedAgentDir } from "../../agent-runtime/dev/agent-dir.ts";
 import { startScriptedModel } from "../../agent-runtime/dev/scripted-model.ts";
 import { BridgeStatus } from "../../bridge/protocol.ts";
-import { ensureEngine } from "../../scripts/docker/ensure-engine.mjs";
-import { ensureTestBase } from "../../scripts/docker/test-base.mjs";
 import { allowOnce, isApprovalDialog } from "../support/approval.ts";
 import { type Frame, TestClient } from "../support/bridge.ts";
-import { buildImage, docker, execIn, freePort, imageTag, repoRoot } from "./support/docker.ts";
+import {
+  buildProductImage,
+  docker,
+  execIn,
+  freePort,
+  IMAGE_BUILD_TIMEOUT_MS,
+  imageTag,
+} from "./support/docker.ts";
 import { toolScript } from "./support/harness.ts";
 
 const IMAGE = imageTag("chat-ui-agent-runtime:survival-core-test");
@@ -32,18 +37,7 @@ const ATTACKS = JSON.parse(
 ) as Record<"fillDisk" | "remedyFreeDisk" | "afterRecovery" | "fifoGitfile" | "remedyUnblockFifo", string>;
 const attack = (name: keyof typeof ATTACKS, workspace: string) => ATTACKS[name].replaceAll("{WS}", workspace);
 
-before(
-  async () => {
-    await ensureEngine();
-    const base = await ensureTestBase(docker);
-    const build = await buildImage(repoRoot, IMAGE, { buildargs: { NODE_IMAGE: base } });
-    if (!build.ok)
-      throw new Error(
-        `the image failed to build: ${build.error}\n${build.log.split("\n").slice(-40).join("\n")}`,
-      );
-  },
-  { timeout: 40 * 60_000 },
-);
+before(() => buildProductImage(IMAGE), { timeout: IMAGE_BUILD_TIMEOUT_MS });
 
 interface Launch {
   /** docker run --user (undefined: root). */

@@ -24,10 +24,15 @@ import type Docker from "dockerode";
 import { writeScriptedAgentDir } from "../../agent-runtime/dev/agent-dir.ts";
 import { startScriptedModel } from "../../agent-runtime/dev/scripted-model.ts";
 import { BridgeStatus } from "../../bridge/protocol.ts";
-import { ensureEngine } from "../../scripts/docker/ensure-engine.mjs";
-import { ensureTestBase } from "../../scripts/docker/test-base.mjs";
 import { TestClient } from "../support/bridge.ts";
-import { buildImage, docker, execIn, freePort, imageTag, repoRoot } from "./support/docker.ts";
+import {
+  buildProductImage,
+  docker,
+  execIn,
+  freePort,
+  IMAGE_BUILD_TIMEOUT_MS,
+  imageTag,
+} from "./support/docker.ts";
 import { toolScript } from "./support/harness.ts";
 
 const IMAGE = imageTag("chat-ui-agent-runtime:survival-reads-test");
@@ -39,18 +44,7 @@ const ATTACKS = JSON.parse(
 ) as Record<"plantFifos" | "pytestCall" | "showEnv" | "fillDisk" | "afterRestart" | "remedyFreeDisk", string>;
 const attack = (name: keyof typeof ATTACKS, ws = WS) => ATTACKS[name].replaceAll("{WS}", ws);
 
-before(
-  async () => {
-    await ensureEngine();
-    const base = await ensureTestBase(docker);
-    const build = await buildImage(repoRoot, IMAGE, { buildargs: { NODE_IMAGE: base } });
-    if (!build.ok)
-      throw new Error(
-        `the image failed to build: ${build.error}\n${build.log.split("\n").slice(-40).join("\n")}`,
-      );
-  },
-  { timeout: 40 * 60_000 },
-);
+before(() => buildProductImage(IMAGE), { timeout: IMAGE_BUILD_TIMEOUT_MS });
 
 interface Mode {
   key: "root" | "sbx";

@@ -5,6 +5,8 @@ import net from "node:net";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import Docker from "dockerode";
+import { ensureEngine } from "../../../scripts/docker/ensure-engine.mjs";
+import { ensureTestBase } from "../../../scripts/docker/test-base.mjs";
 
 export const repoRoot = path.resolve(import.meta.dirname, "../../..");
 export const docker = new Docker();
@@ -19,6 +21,23 @@ export function imageTag(name: string): string {
   if (!/^[a-z0-9][a-z0-9-]{0,40}$/.test(suffix))
     throw new Error("IMAGE_TEST_TAG_SUFFIX: lowercase letters, digits and dashes only (at most 41)");
   return `${name}-${suffix}`;
+}
+
+/** How long one file's image build may take (a cold test base and no layer cache). */
+export const IMAGE_BUILD_TIMEOUT_MS = 40 * 60_000;
+
+/**
+ * What every image test file needs first: an engine that answers, the locally built test base, and this
+ * checkout's image built on it as `tag` (a failed build throws with the end of its log).
+ */
+export async function buildProductImage(tag: string): Promise<void> {
+  await ensureEngine();
+  const base = await ensureTestBase(docker);
+  const build = await buildImage(repoRoot, tag, { buildargs: { NODE_IMAGE: base } });
+  if (!build.ok)
+    throw new Error(
+      `the image failed to build: ${build.error}\n${build.log.split("\n").slice(-40).join("\n")}`,
+    );
 }
 
 export interface BuildResult {
