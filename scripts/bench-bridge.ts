@@ -178,30 +178,29 @@ function connect(port: number, onFrame: (text: string) => void, resume?: { epoch
   return { ws, welcome, sentAt };
 }
 
+/** Each stamped frame's age on arrival (µs) when `child` (fake Pi, or a stdio bridge over it) paces `n` frames. */
+async function pacedOverStdio(child: ChildProcessWithoutNullStreams, n: number): Promise<number[]> {
+  const ages: number[] = [];
+  const done = untilLine(child, (line) => {
+    const f = JSON.parse(line) as Frame;
+    if (f.t) ages.push(Number(process.hrtime.bigint() - BigInt(f.t)) / 1000);
+    return f.type === "agent_settled";
+  });
+  child.stdin.write(`${JSON.stringify({ type: "prompt", id: "x", message: `PACED ${n} 1 200` })}\n`);
+  await done;
+  await stop(child);
+  return ages;
+}
+
 // 1. Added latency per frame: fake Pi stamps each line with the monotonic clock; read directly vs via the bridge.
 async function latency(): Promise<Record<string, number>> {
   const n = 2000;
-  const direct: number[] = [];
-  const fake = startProcess([fakePi]);
-  const fakeDone = untilLine(fake, (line) => {
-    const f = JSON.parse(line) as Frame;
-    if (f.t) direct.push(Number(process.hrtime.bigint() - BigInt(f.t)) / 1000);
-    return f.type === "agent_settled";
-  });
-  fake.stdin.write(`${JSON.stringify({ type: "prompt", id: "x", message: `PACED ${n} 1 200` })}\n`);
-  await fakeDone;
-  await stop(fake);
+  const direct = await pacedOverStdio(startProcess([fakePi]), n);
   // The bridge's own cost without the WebSocket hop: stdio mode, read exactly like the direct run.
-  const viaStdio: number[] = [];
-  const stdioBridge = startProcess([bundle, "--mode", "rpc", "--gate", gate, "--pi-command", fakePi]);
-  const stdioBridgeDone = untilLine(stdioBridge, (line) => {
-    const f = JSON.parse(line) as Frame;
-    if (f.t) viaStdio.push(Number(process.hrtime.bigint() - BigInt(f.t)) / 1000);
-    return f.type === "agent_settled";
-  });
-  stdioBridge.stdin.write(`${JSON.stringify({ type: "prompt", id: "x", message: `PACED ${n} 1 200` })}\n`);
-  await stdioBridgeDone;
-  await stop(stdioBridge);
+  const viaStdio = await pacedOverStdio(
+    startProcess([bundle, "--mode", "rpc", "--gate", gate, "--pi-command", fakePi]),
+    n,
+  );
   const bridge = await startNetworkBridge();
   const through: number[] = [];
   let settled: () => void = () => {};
