@@ -7,12 +7,14 @@
 import { READ_ONLY_COMMANDS } from "../protocol.ts";
 import type { CommandLedger } from "./command-ledger.ts";
 import { type Frame, failure } from "./frames.ts";
-import { MAX_HELD_COMMANDS } from "./held-queue.ts";
+import { MAX_HELD_BYTES, MAX_HELD_COMMANDS } from "./held-queue.ts";
 
 type Verdict = "pending" | "serving" | { code: "agent_unverified" | "agent_exited"; message: string };
 
 export class EarlyAnswers {
   private parked: { clientId: string | undefined; command: string; frame: Frame }[] = [];
+  /** Bytes of the answers kept (bounded like the held queue: a long session's get_messages is large). */
+  private parkedBytes = 0;
   /** Early commands sent to the Pi being probed and not settled yet (bounded like the held queue). */
   private inFlight = 0;
   private readonly ledger: CommandLedger;
@@ -34,7 +36,18 @@ export class EarlyAnswers {
   answer(clientId: string | undefined, command: string, frame: Frame): void {
     const verdict = this.verdict();
     if (verdict === "pending") {
-      this.parked.push({ clientId, command, frame });
+      const bytes = JSON.stringify(frame).length;
+      if (this.parkedBytes + bytes <= MAX_HELD_BYTES) {
+        this.parkedBytes += bytes;
+        this.parked.push({ clientId, command, frame });
+        return;
+      }
+      // Read-only: the client may simply ask again once Pi serves.
+      this.settle(1);
+      this.ledger.finish(
+        clientId,
+        failure(clientId, command, "agent_starting", "Pi is starting and too many answers are waiting"),
+      );
       return;
     }
     this.settle(1);
@@ -50,6 +63,7 @@ export class EarlyAnswers {
   /** The Pi passed its probes: the answers kept, oldest first (before any held command is forwarded). */
   deliver(): void {
     const parked = this.parked.splice(0);
+    this.parkedBytes = 0;
     this.settle(parked.length);
     for (const p of parked) this.ledger.finish(p.clientId, p.frame);
   }
@@ -57,6 +71,7 @@ export class EarlyAnswers {
   /** No Pi will serve them: every answer kept fails with this code. */
   fail(code: "agent_unverified" | "agent_exited", message: string): void {
     const parked = this.parked.splice(0);
+    this.parkedBytes = 0;
     this.settle(parked.length);
     for (const p of parked) this.ledger.finish(p.clientId, failure(p.clientId, p.command, code, message));
   }
