@@ -11,13 +11,13 @@ import type { PiLine, PiRpcProcess } from "../../agent-runtime/dev/pi-rpc.ts";
 import { callTool, lastToolResult, type ScriptTurn, say } from "../../agent-runtime/dev/scripted-model.ts";
 import { commandShape } from "../../agent-runtime/gate/command-shape.ts";
 import { pathContextFromEnv } from "../../agent-runtime/gate/path-context.ts";
-import { loadBashParser } from "../../agent-runtime/gate/shell-parser.ts";
 import {
   APPROVAL_CHOICES,
   GRANT_REQUEST_STATUS_KEY,
   GRANTS_PATH_ENV,
   type GrantsFile,
 } from "../../agent-runtime/policy/grants.ts";
+import { gateParser } from "../support/gate-parser.ts";
 import { ALL_TOOLS, decisionLogs, installGate } from "../support/gated-pi.ts";
 import { startPiSession } from "../support/pi.ts";
 import { tempDir } from "../support/workspace.ts";
@@ -178,7 +178,7 @@ test("a boundary action (git push, a secret read) keeps a yes/no confirm and ign
       policy,
       answers: [confirm(false), confirm(false), confirm(false), confirm(false)],
     });
-    const parser = await loadBashParser();
+    const parser = await gateParser();
     const context = pathContextFromEnv(session.cwd, { HOME: session.cwd });
     const push = "git push origin main";
     const secret = "cat .env";
@@ -208,7 +208,7 @@ test("a boundary action (git push, a secret read) keeps a yes/no confirm and ign
 
 test("read-only never honours a grant", async (t) => {
   const session = await startSession(t, { policy: "read-only" });
-  const parser = await loadBashParser();
+  const parser = await gateParser();
   const context = pathContextFromEnv(session.cwd, { HOME: session.cwd });
   const command = "echo x > x.txt";
   const key = commandShape(command, parser, context.cwd)?.key as string;

@@ -8,7 +8,6 @@ import { test } from "node:test";
 import { decide } from "../../agent-runtime/gate/decide.ts";
 import type { PathContext } from "../../agent-runtime/gate/path-context.ts";
 import { piPathsSync } from "../../agent-runtime/gate/pi-paths.ts";
-import { loadBashParser } from "../../agent-runtime/gate/shell-parser.ts";
 import { buildFixture } from "../support/fixture-workspace.ts";
 import {
   ADVERSARIAL_CORPUS,
@@ -16,6 +15,7 @@ import {
   BASE_FILES,
   FAMILIES,
 } from "../support/fixtures/gate-adversarial-corpus.ts";
+import { gateParser } from "../support/gate-parser.ts";
 import { tempDir } from "../support/workspace.ts";
 
 const RANK = { allow: 0, confirm: 1, block: 2 } as const;
@@ -30,7 +30,7 @@ test("the adversarial corpus covers every family, at least 15 cases each, no dup
 });
 
 test("every adversarial case is decided at or above its floor in auto (egress guard not active)", async (t) => {
-  const parser = await loadBashParser();
+  const parser = await gateParser();
   const paths = piPathsSync();
   const below = new Map<string, string[]>();
   for (const [index, item] of ADVERSARIAL_CORPUS.entries()) {

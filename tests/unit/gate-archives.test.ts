@@ -13,12 +13,11 @@ import {
 } from "../../agent-runtime/gate/archive-members.ts";
 import { decide } from "../../agent-runtime/gate/decide.ts";
 import type { PathContext } from "../../agent-runtime/gate/path-context.ts";
-import { loadBashParser } from "../../agent-runtime/gate/shell-parser.ts";
 import { buildFixture, type FixtureFile } from "../support/fixture-workspace.ts";
+import { gateParser } from "../support/gate-parser.ts";
 import { tempDir } from "../support/workspace.ts";
 
-const parser = await loadBashParser();
-
+const parser = await gateParser();
 async function workspace(t: import("node:test").TestContext, files: Record<string, FixtureFile>) {
   const root = realpathSync(await tempDir(t, "gate-archive-"));
   const roots = { ws: path.join(root, "ws"), home: path.join(root, "home") };

@@ -8,13 +8,13 @@ import { pathContextFromEnv } from "../../agent-runtime/gate/path-context.ts";
 import { loadPiPaths } from "../../agent-runtime/gate/pi-paths.ts";
 import type { SearchExcludeState } from "../../agent-runtime/gate/search-excludes.ts";
 import { SENSITIVE_RULES, sensitiveRuleFor } from "../../agent-runtime/gate/sensitive-paths.ts";
-import { loadBashParser } from "../../agent-runtime/gate/shell-parser.ts";
 import type { PolicyMode } from "../../agent-runtime/policy/policy-store.ts";
 import { CORPUS_CONTEXT } from "../support/fixtures/gate-shell-corpus.ts";
+import { gateParser } from "../support/gate-parser.ts";
 import { tempDir } from "../support/workspace.ts";
 
 const ctx = CORPUS_CONTEXT;
-const parser = await loadBashParser();
+const parser = await gateParser();
 const paths = await loadPiPaths();
 const search: SearchExcludeState = { path: undefined, searchCwd: "/work/project", assumed: true };
 const MODES: PolicyMode[] = ["auto", "ask", "read-only"];

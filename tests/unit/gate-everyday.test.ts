@@ -6,9 +6,9 @@ import path from "node:path";
 import { test } from "node:test";
 import { decide } from "../../agent-runtime/gate/decide.ts";
 import type { PathContext } from "../../agent-runtime/gate/path-context.ts";
-import { loadBashParser } from "../../agent-runtime/gate/shell-parser.ts";
 import { buildFixture } from "../support/fixture-workspace.ts";
 import { EVERYDAY_COMMANDS, EVERYDAY_PROJECT } from "../support/fixtures/gate-everyday.ts";
+import { gateParser } from "../support/gate-parser.ts";
 import { tempDir } from "../support/workspace.ts";
 
 test("the everyday set is at least 150 distinct commands", () => {
@@ -17,7 +17,7 @@ test("the everyday set is at least 150 distinct commands", () => {
 });
 
 test("at least 95% of everyday commands are allowed in auto with the egress guard enforcing", async (t) => {
-  const parser = await loadBashParser();
+  const parser = await gateParser();
   const root = realpathSync(await tempDir(t, "gate-everyday-"));
   const roots = { ws: path.join(root, "ws"), home: path.join(root, "home") };
   await buildFixture(roots, EVERYDAY_PROJECT);

@@ -6,14 +6,13 @@ import { execFileSync } from "node:child_process";
 import { mkdir, writeFile } from "node:fs/promises";
 import path from "node:path";
 import { test } from "node:test";
-import { decide, warmUp } from "../../agent-runtime/gate/decide.ts";
+import { decide } from "../../agent-runtime/gate/decide.ts";
 import { coreHooksPath, gitHooksDir } from "../../agent-runtime/gate/git-hooks.ts";
 import { pathContextFromEnv } from "../../agent-runtime/gate/path-context.ts";
-import { loadBashParser } from "../../agent-runtime/gate/shell-parser.ts";
+import { gateParser } from "../support/gate-parser.ts";
 import { tempDir } from "../support/workspace.ts";
 
-const parser = await loadBashParser();
-warmUp(parser); // a cold first decision can run past its budget (and ask)
+const parser = await gateParser();
 
 test("core.hooksPath as git reads it: sections and keys in any case, inline after the header, the last one wins", () => {
   assert.deepEqual(coreHooksPath("[core]\n\thooksPath = .husky/_\n"), { value: ".husky/_" });

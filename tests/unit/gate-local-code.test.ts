@@ -13,12 +13,12 @@ import { makefileRecipes } from "../../agent-runtime/gate/makefile-recipes.ts";
 import { type PathContext, pathContextFromEnv } from "../../agent-runtime/gate/path-context.ts";
 import { scanScript, shebangLanguage } from "../../agent-runtime/gate/script-scan.ts";
 import { classifyShell } from "../../agent-runtime/gate/shell-classifier.ts";
-import { loadBashParser, type Parser } from "../../agent-runtime/gate/shell-parser.ts";
+import type { Parser } from "../../agent-runtime/gate/shell-parser.ts";
 import { MAX_VETTED_BYTES, verifyVetted } from "../../agent-runtime/vetted-content.ts";
+import { gateParser } from "../support/gate-parser.ts";
 import { tempDir } from "../support/workspace.ts";
 
-const parser = await loadBashParser();
-
+const parser = await gateParser();
 /**
  * The shell classifier, plus its class-7 report for `bash <file>` lines (the real report comes from the shell
  * classifier's analyzers, another module): the inspection's orchestration is tested here on its own.

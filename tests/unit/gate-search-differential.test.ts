@@ -8,14 +8,13 @@ import { mkdirSync, mkdtempSync, rmSync, symlinkSync, writeFileSync } from "node
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { test } from "node:test";
-import { decide, warmUp } from "../../agent-runtime/gate/decide.ts";
+import { decide } from "../../agent-runtime/gate/decide.ts";
 import { MAX_WALK_ENTRIES } from "../../agent-runtime/gate/disk-walk.ts";
 import { pathContextFromEnv } from "../../agent-runtime/gate/path-context.ts";
 import { searchExcludeConfig } from "../../agent-runtime/gate/search-excludes.ts";
-import { loadBashParser } from "../../agent-runtime/gate/shell-parser.ts";
+import { gateParser } from "../support/gate-parser.ts";
 
-const parser = await loadBashParser();
-warmUp(parser); // a cold first decision can run past its budget (and ask)
+const parser = await gateParser();
 const root = mkdtempSync(path.join(tmpdir(), "gate-search-diff-"));
 process.on("exit", () => rmSync(root, { recursive: true, force: true }));
 const home = path.join(root, "home");

@@ -16,12 +16,12 @@ import {
   grantableEffects,
   lookUpCommandGrant,
 } from "../../agent-runtime/gate/session-grants.ts";
-import { loadBashParser } from "../../agent-runtime/gate/shell-parser.ts";
 import { approvalTimeout } from "../../agent-runtime/policy/approval-timeout.ts";
 import { GRANTS_PATH_ENV, type GrantsFile } from "../../agent-runtime/policy/grants.ts";
+import { gateParser } from "../support/gate-parser.ts";
 import { tempDir } from "../support/workspace.ts";
 
-const parser = await loadBashParser();
+const parser = await gateParser();
 const CWD = "/work/project";
 const key = (command: string, cwd = CWD) => commandShape(command, parser, cwd)?.key;
 

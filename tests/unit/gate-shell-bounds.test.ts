@@ -7,12 +7,12 @@ import fc from "fast-check";
 import { decide } from "../../agent-runtime/gate/decide.ts";
 import { classifyShell } from "../../agent-runtime/gate/shell-classifier.ts";
 import { Budget, MAX_COMMAND_CHARS, MAX_TREE_DEPTH } from "../../agent-runtime/gate/shell-limits.ts";
-import { loadBashParser } from "../../agent-runtime/gate/shell-parser.ts";
 import { CORPUS_CONTEXT } from "../support/fixtures/gate-shell-corpus.ts";
 import { PATHOLOGICAL_COMMANDS } from "../support/fixtures/gate-shell-pathological.ts";
+import { gateParser } from "../support/gate-parser.ts";
 
 const context = CORPUS_CONTEXT;
-const parser = await loadBashParser();
+const parser = await gateParser();
 const decideAuto = (command: string) =>
   decide({ policy: "auto", toolName: "bash", input: { command }, context, parser });
 

@@ -2,8 +2,8 @@
 import assert from "node:assert/strict";
 import { test } from "node:test";
 import { decide } from "../../agent-runtime/gate/decide.ts";
-import { loadBashParser } from "../../agent-runtime/gate/shell-parser.ts";
 import { CORPUS_CONTEXT, SHELL_CORPUS } from "../support/fixtures/gate-shell-corpus.ts";
+import { gateParser } from "../support/gate-parser.ts";
 
 const context = CORPUS_CONTEXT;
 
@@ -14,7 +14,7 @@ test("the corpus is large and adversarial enough", () => {
 });
 
 test("every corpus command gets its expected decision in auto, ask and read-only", async () => {
-  const parser = await loadBashParser();
+  const parser = await gateParser();
   const failures: string[] = [];
   for (const { cmd, auto, has = [] } of SHELL_CORPUS) {
     const run = (policy: "auto" | "ask" | "read-only") =>

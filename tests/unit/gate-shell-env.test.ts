@@ -4,12 +4,12 @@ import assert from "node:assert/strict";
 import { test } from "node:test";
 import { decide } from "../../agent-runtime/gate/decide.ts";
 import { assignmentEffect } from "../../agent-runtime/gate/shell-env.ts";
-import { loadBashParser } from "../../agent-runtime/gate/shell-parser.ts";
 import { syntheticWord } from "../../agent-runtime/gate/shell-words.ts";
 import { CORPUS_CONTEXT } from "../support/fixtures/gate-shell-corpus.ts";
+import { gateParser } from "../support/gate-parser.ts";
 
 const context = CORPUS_CONTEXT;
-const parser = await loadBashParser();
+const parser = await gateParser();
 const decideAuto = (command: string) =>
   decide({ policy: "auto", toolName: "bash", input: { command }, context, parser });
 

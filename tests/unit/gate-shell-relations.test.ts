@@ -13,11 +13,11 @@ import fc from "fast-check";
 import { type Decision, decide } from "../../agent-runtime/gate/decide.ts";
 import type { PathContext } from "../../agent-runtime/gate/path-context.ts";
 import { SENSITIVE_RULES } from "../../agent-runtime/gate/sensitive-paths.ts";
-import { loadBashParser } from "../../agent-runtime/gate/shell-parser.ts";
 import { CORPUS_CONTEXT, SHELL_CORPUS } from "../support/fixtures/gate-shell-corpus.ts";
+import { gateParser } from "../support/gate-parser.ts";
 
 const context = CORPUS_CONTEXT;
-const parser = await loadBashParser();
+const parser = await gateParser();
 const bash = (command: string): Decision =>
   decide({ policy: "auto", toolName: "bash", input: { command }, context, parser });
 const STRICTNESS = { allow: 0, confirm: 1, block: 2 } as const;

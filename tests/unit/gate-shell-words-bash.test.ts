@@ -10,10 +10,10 @@ import path from "node:path";
 import { test } from "node:test";
 import fc from "fast-check";
 import { startsComment } from "../../agent-runtime/gate/shell-classifier.ts";
-import { loadBashParser } from "../../agent-runtime/gate/shell-parser.ts";
 import { DYNAMIC, decodeWords } from "../../agent-runtime/gate/shell-words.ts";
+import { gateParser } from "../support/gate-parser.ts";
 
-const parser = await loadBashParser();
+const parser = await gateParser();
 const SAFE_UNITS = [
   "a",
   "b",

@@ -3,16 +3,15 @@
 import assert from "node:assert/strict";
 import { test } from "node:test";
 import fc from "fast-check";
-import { loadBashParser } from "../../agent-runtime/gate/shell-parser.ts";
 import {
   DYNAMIC,
   decodeWords,
   type KnownVariables,
   MAX_FORMS,
 } from "../../agent-runtime/gate/shell-words.ts";
+import { gateParser } from "../support/gate-parser.ts";
 
-const parser = await loadBashParser();
-
+const parser = await gateParser();
 /** Decodes the argument words of `echo <args>`. */
 function words(
   args: string,

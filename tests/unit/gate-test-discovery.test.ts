@@ -5,15 +5,14 @@ import assert from "node:assert/strict";
 import { mkdir, writeFile } from "node:fs/promises";
 import path from "node:path";
 import { test } from "node:test";
-import { decide, warmUp } from "../../agent-runtime/gate/decide.ts";
+import { decide } from "../../agent-runtime/gate/decide.ts";
 import { MAX_WALK_ENTRIES } from "../../agent-runtime/gate/disk-walk.ts";
 import { pathContextFromEnv } from "../../agent-runtime/gate/path-context.ts";
-import { loadBashParser } from "../../agent-runtime/gate/shell-parser.ts";
 import { discoverTests } from "../../agent-runtime/gate/test-discovery.ts";
+import { gateParser } from "../support/gate-parser.ts";
 import { tempDir } from "../support/workspace.ts";
 
-const parser = await loadBashParser();
-warmUp(parser); // a cold first decision can run past its budget (and ask)
+const parser = await gateParser();
 const noTick = () => {};
 
 async function tree(root: string, files: Record<string, string>): Promise<void> {
