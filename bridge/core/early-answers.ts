@@ -7,7 +7,7 @@
 import { READ_ONLY_COMMANDS } from "../protocol.ts";
 import type { CommandLedger } from "./command-ledger.ts";
 import { type Frame, failure } from "./frames.ts";
-import { MAX_HELD_BYTES, MAX_HELD_COMMANDS } from "./held-queue.ts";
+import { approximateBytes, MAX_HELD_BYTES, MAX_HELD_COMMANDS } from "./held-queue.ts";
 
 type Verdict = "pending" | "serving" | { code: "agent_unverified" | "agent_exited"; message: string };
 
@@ -36,7 +36,7 @@ export class EarlyAnswers {
   answer(clientId: string | undefined, command: string, frame: Frame): void {
     const verdict = this.verdict();
     if (verdict === "pending") {
-      const bytes = JSON.stringify(frame).length;
+      const bytes = approximateBytes(frame);
       if (this.parkedBytes + bytes <= MAX_HELD_BYTES) {
         this.parkedBytes += bytes;
         this.parked.push({ clientId, command, frame });

@@ -37,7 +37,7 @@ export class HeldQueue {
 }
 
 /** A cheap upper-bound estimate of a parsed frame's size (its largest strings dominate). */
-function approximateBytes(frame: Frame): number {
+export function approximateBytes(frame: Frame): number {
   let bytes = 64;
   for (const value of Object.values(frame)) {
     if (typeof value === "string") bytes += value.length * 2;

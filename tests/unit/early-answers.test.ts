@@ -62,7 +62,8 @@ test("early answers: kept until the verdict, then delivered in order, or failed 
 
 test("early answers: the bytes kept are bounded; beyond, the answer fails agent_starting (ask again)", () => {
   const { answers, finished } = early(() => "pending");
-  const big = "x".repeat(Math.ceil(MAX_HELD_BYTES / 2));
+  // Half the bound by the held queue's own measure (two bytes a character): one fits, a second does not.
+  const big = "x".repeat(Math.ceil(MAX_HELD_BYTES / 4));
   for (const id of ["a", "b", "c"]) {
     answers.admit("get_messages");
     answers.answer(id, "get_messages", { type: "response", id, success: true, data: big });
