@@ -5,10 +5,10 @@
 // the container is healthy. Only processes of root or of this uid count, so in the root start the tools
 // (another uid) cannot make it report anything.
 import { readdirSync, readFileSync, statSync } from "node:fs";
-import { request } from "node:http";
 import path from "node:path";
 import { readCommandLine } from "../agent-runtime/cli-args.ts";
 import { versionLine } from "../agent-runtime/version.ts";
+import { http } from "./node-http.ts";
 
 export interface Target {
   what: string;
@@ -79,7 +79,7 @@ function processes(): string[][] {
 
 function healthy(url: string): Promise<string | undefined> {
   return new Promise((resolve) => {
-    const req = request(url, { method: "GET", timeout: TIMEOUT_MS }, (res) => {
+    const req = http.request(url, { method: "GET", timeout: TIMEOUT_MS }, (res) => {
       res.resume();
       resolve(res.statusCode === 200 ? undefined : `HTTP ${res.statusCode}`);
     });
