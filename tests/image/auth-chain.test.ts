@@ -30,18 +30,10 @@ import {
   SQUAT_LOCK,
   SQUAT_PORT,
 } from "./support/auth-chain-attacks.ts";
-import {
-  buildProductImage,
-  docker,
-  execIn,
-  freePort,
-  IMAGE_BUILD_TIMEOUT_MS,
-  imageTag,
-  repoRoot,
-} from "./support/docker.ts";
+import { docker, execIn, freePort, repoRoot, testedImage } from "./support/docker.ts";
 import { toolScript } from "./support/harness.ts";
 
-const IMAGE = imageTag("chat-ui-agent-runtime:auth-chain-test");
+const IMAGE = testedImage("chat-ui-agent-runtime:auth-chain-test");
 const SUPPORT = path.join(repoRoot, "tests", "image", "support");
 const ATTACKS = {
   squat: SQUAT_PORT,
@@ -531,8 +523,6 @@ async function runChain(mode: Mode, model: ScriptedModel, work: string, cleanups
   });
   return chain;
 }
-
-before(() => buildProductImage(IMAGE), { timeout: IMAGE_BUILD_TIMEOUT_MS });
 
 for (const mode of MODES) {
   describe(`issue 17's chain in the image, ${mode.name}`, { timeout: 20 * 60_000 }, () => {

@@ -9,7 +9,7 @@ import { chmodSync, mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { PassThrough } from "node:stream";
-import { before, describe, it, type TestContext } from "node:test";
+import { describe, it, type TestContext } from "node:test";
 import type Docker from "dockerode";
 import { writeScriptedAgentDir } from "../../agent-runtime/dev/agent-dir.ts";
 import { probe, waitForHttp } from "../../agent-runtime/dev/http-probe.ts";
@@ -17,21 +17,12 @@ import { startScriptedModel } from "../../agent-runtime/dev/scripted-model.ts";
 import type { Isolation } from "../../bridge/protocol.ts";
 import { allowOnce, dialogText, isApprovalDialog } from "../support/approval.ts";
 import { type Frame, TestClient } from "../support/bridge.ts";
-import {
-  buildProductImage,
-  docker,
-  execIn,
-  freePort,
-  IMAGE_BUILD_TIMEOUT_MS,
-  imageTag,
-} from "./support/docker.ts";
+import { docker, execIn, freePort, testedImage } from "./support/docker.ts";
 import { toolScript } from "./support/harness.ts";
 
-const IMAGE = imageTag("chat-ui-agent-runtime:isolation-test");
+const IMAGE = testedImage("chat-ui-agent-runtime:isolation-test");
 /** Built at run time: no key-shaped literal in the tree. */
 const PROVIDER_KEY = `sk-fakeprovider-${randomBytes(12).toString("hex")}`;
-
-before(() => buildProductImage(IMAGE), { timeout: IMAGE_BUILD_TIMEOUT_MS });
 
 interface Mode {
   name: string;

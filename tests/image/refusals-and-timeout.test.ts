@@ -16,22 +16,20 @@ import { randomBytes } from "node:crypto";
 import { chmodSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import path from "node:path";
-import { before, describe, it, type TestContext } from "node:test";
+import { describe, it, type TestContext } from "node:test";
 import { writeScriptedAgentDir } from "../../agent-runtime/dev/agent-dir.ts";
 import { say, startScriptedModel } from "../../agent-runtime/dev/scripted-model.ts";
 import { allowOnce, isApprovalDialog } from "../support/approval.ts";
 import { type Frame, TestClient } from "../support/bridge.ts";
-import { buildProductImage, freePort, IMAGE_BUILD_TIMEOUT_MS, imageTag } from "./support/docker.ts";
+import { freePort, testedImage } from "./support/docker.ts";
 import { toolScript, until } from "./support/harness.ts";
 import { LAUNCH_MODES, type LaunchMode, SbxContainer } from "./support/sbx-launch.ts";
 
-const IMAGE = imageTag("chat-ui-agent-runtime:refusals-timeout-test");
+const IMAGE = testedImage("chat-ui-agent-runtime:refusals-timeout-test");
 const BRIDGE_ARGS = ["--provider", "scripted", "--model", "scripted-model", "--no-session"];
 /** 0.05 minutes: 3 s, short for the test and long enough to answer the second dialog in time on a busy host. */
 const TIMEOUT_MINUTES = "0.05";
 const TIMEOUT_MS = 3_000;
-
-before(() => buildProductImage(IMAGE), { timeout: IMAGE_BUILD_TIMEOUT_MS });
 
 const stateDirOf = (mode: LaunchMode) =>
   mode.user === "1000" ? "/var/tmp/chat-ui-agent-1000" : "/var/lib/chat-ui-agent";

@@ -8,25 +8,16 @@ import { chmodSync, mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { PassThrough } from "node:stream";
-import { before, describe, it, type TestContext } from "node:test";
+import { describe, it, type TestContext } from "node:test";
 import { writeScriptedAgentDir } from "../../agent-runtime/dev/agent-dir.ts";
 import { startScriptedModel } from "../../agent-runtime/dev/scripted-model.ts";
 import { APPROVAL_CHOICES } from "../../agent-runtime/policy/grants.ts";
 import { isApprovalDialog } from "../support/approval.ts";
 import { type Frame, TestClient } from "../support/bridge.ts";
-import {
-  buildProductImage,
-  docker,
-  execIn,
-  freePort,
-  IMAGE_BUILD_TIMEOUT_MS,
-  imageTag,
-} from "./support/docker.ts";
+import { docker, execIn, freePort, testedImage } from "./support/docker.ts";
 import { toolScript } from "./support/harness.ts";
 
-const IMAGE = imageTag("chat-ui-agent-runtime:session-grants-test");
-
-before(() => buildProductImage(IMAGE), { timeout: IMAGE_BUILD_TIMEOUT_MS });
+const IMAGE = testedImage("chat-ui-agent-runtime:session-grants-test");
 
 interface Mode {
   name: string;

@@ -13,31 +13,22 @@ import { chmodSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { PassThrough } from "node:stream";
-import { before, describe, it, type TestContext } from "node:test";
+import { describe, it, type TestContext } from "node:test";
 import type Docker from "dockerode";
 import { writeScriptedAgentDir } from "../../agent-runtime/dev/agent-dir.ts";
 import { startScriptedModel } from "../../agent-runtime/dev/scripted-model.ts";
 import { BridgeStatus } from "../../bridge/protocol.ts";
 import { allowOnce, isApprovalDialog } from "../support/approval.ts";
 import { type Frame, TestClient } from "../support/bridge.ts";
-import {
-  buildProductImage,
-  docker,
-  execIn,
-  freePort,
-  IMAGE_BUILD_TIMEOUT_MS,
-  imageTag,
-} from "./support/docker.ts";
+import { docker, execIn, freePort, testedImage } from "./support/docker.ts";
 import { toolScript } from "./support/harness.ts";
 
-const IMAGE = imageTag("chat-ui-agent-runtime:survival-core-test");
+const IMAGE = testedImage("chat-ui-agent-runtime:survival-core-test");
 
 const ATTACKS = JSON.parse(
   readFileSync(path.join(import.meta.dirname, "fixtures", "survival-core-attacks.json"), "utf8"),
 ) as Record<"fillDisk" | "remedyFreeDisk" | "afterRecovery" | "fifoGitfile" | "remedyUnblockFifo", string>;
 const attack = (name: keyof typeof ATTACKS, workspace: string) => ATTACKS[name].replaceAll("{WS}", workspace);
-
-before(() => buildProductImage(IMAGE), { timeout: IMAGE_BUILD_TIMEOUT_MS });
 
 interface Launch {
   /** docker run --user (undefined: root). */

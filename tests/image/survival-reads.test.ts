@@ -19,23 +19,16 @@ import { chmodSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { PassThrough } from "node:stream";
-import { before, describe, it, type TestContext } from "node:test";
+import { describe, it, type TestContext } from "node:test";
 import type Docker from "dockerode";
 import { writeScriptedAgentDir } from "../../agent-runtime/dev/agent-dir.ts";
 import { startScriptedModel } from "../../agent-runtime/dev/scripted-model.ts";
 import { BridgeStatus } from "../../bridge/protocol.ts";
 import { TestClient } from "../support/bridge.ts";
-import {
-  buildProductImage,
-  docker,
-  execIn,
-  freePort,
-  IMAGE_BUILD_TIMEOUT_MS,
-  imageTag,
-} from "./support/docker.ts";
+import { docker, execIn, freePort, testedImage } from "./support/docker.ts";
 import { toolScript } from "./support/harness.ts";
 
-const IMAGE = imageTag("chat-ui-agent-runtime:survival-reads-test");
+const IMAGE = testedImage("chat-ui-agent-runtime:survival-reads-test");
 const SUPPORT = path.join(import.meta.dirname, "support");
 const WS = "/workspace";
 
@@ -43,8 +36,6 @@ const ATTACKS = JSON.parse(
   readFileSync(path.join(import.meta.dirname, "fixtures", "survival-reads-attacks.json"), "utf8"),
 ) as Record<"plantFifos" | "pytestCall" | "showEnv" | "fillDisk" | "afterRestart" | "remedyFreeDisk", string>;
 const attack = (name: keyof typeof ATTACKS, ws = WS) => ATTACKS[name].replaceAll("{WS}", ws);
-
-before(() => buildProductImage(IMAGE), { timeout: IMAGE_BUILD_TIMEOUT_MS });
 
 interface Mode {
   key: "root" | "sbx";

@@ -4,6 +4,7 @@ import { cpSync, mkdtempSync, readdirSync, rmSync, writeFileSync } from "node:fs
 import net from "node:net";
 import { tmpdir } from "node:os";
 import path from "node:path";
+import { before } from "node:test";
 import Docker from "dockerode";
 import { ensureEngine } from "../../../scripts/docker/ensure-engine.mjs";
 import { ensureTestBase } from "../../../scripts/docker/test-base.mjs";
@@ -38,6 +39,13 @@ export async function buildProductImage(tag: string): Promise<void> {
     throw new Error(
       `the image failed to build: ${build.error}\n${build.log.split("\n").slice(-40).join("\n")}`,
     );
+}
+
+/** `name`'s test tag, with the file's `before` hook that builds it (buildProductImage): one line per test file. */
+export function testedImage(name: string): string {
+  const tag = imageTag(name);
+  before(() => buildProductImage(tag), { timeout: IMAGE_BUILD_TIMEOUT_MS });
+  return tag;
 }
 
 export interface BuildResult {
