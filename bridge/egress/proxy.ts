@@ -379,8 +379,14 @@ export class EgressProxy {
     return problem;
   }
 
+  /**
+   * Every socket the proxy holds, from the moment it holds it: a tool's tunnel socket is handed over by the HTTP
+   * server with no error listener, and a peer's reset (ECONNRESET) while a decision waits or after a refusal
+   * would otherwise be an uncaught exception that ends the bridge. A socket error ends that connection only.
+   */
   private track(socket: Socket | Duplex): void {
     this.sockets.add(socket);
+    socket.on("error", () => socket.destroy());
     socket.once("close", () => this.sockets.delete(socket));
   }
 }

@@ -7,7 +7,7 @@ import {
   request as httpRequest,
   type IncomingHttpHeaders,
 } from "node:http";
-import { type AddressInfo, createServer, type Socket } from "node:net";
+import { type AddressInfo, connect, createServer, type Socket } from "node:net";
 import { after, describe, it } from "node:test";
 import pino from "pino";
 import {
@@ -234,6 +234,44 @@ describe("egress proxy: CONNECT", () => {
     assert.equal(third.status, 403);
     assert.match(third.body, /the decision failed: boom/);
     assert.equal(origin.connections(), 0);
+  });
+});
+
+describe("egress proxy: a tool that resets its connection", () => {
+  it("a reset while the decision waits, or right after a refusal, ends that connection only", async () => {
+    let asked: () => void = () => {};
+    const askedOnce = new Promise<void>((resolve) => {
+      asked = resolve;
+    });
+    let answer: (v: EgressVerdict) => void = () => {};
+    const pending = new Promise<EgressVerdict>((resolve) => {
+      answer = resolve;
+    });
+    let calls = 0;
+    const { port } = await startProxy(async () => {
+      calls += 1;
+      if (calls > 1) return DENY;
+      asked();
+      return pending;
+    });
+    const reset = async (authority: string, afterAnswer: boolean) => {
+      const socket = connect(port, "127.0.0.1");
+      await once(socket, "connect");
+      socket.write(`CONNECT ${authority} HTTP/1.1\r\nHost: ${authority}\r\n\r\n`);
+      if (afterAnswer) await once(socket, "data");
+      // RST, not FIN: the proxy's end of the socket gets ECONNRESET.
+      socket.resetAndDestroy();
+      await once(socket, "close");
+    };
+    const waiting = reset("127.0.0.1:9", false);
+    await askedOnce;
+    await waiting;
+    answer(DENY);
+    // Refused before any decision (an internal literal the test hook does not allow), then reset.
+    await reset("127.0.0.2:9", true);
+    // The proxy (and the process) still serve.
+    const refused = await tunnel(port, "127.0.0.1:9");
+    assert.equal(refused.status, 403);
   });
 });
 
