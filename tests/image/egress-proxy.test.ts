@@ -336,6 +336,20 @@ describe("the egress proxy in the image: per-destination dialogs, grants, regist
       );
       assert.ok(rules.length > 7, JSON.stringify(audit));
       assert.deepEqual([...new Set(rules.slice(7))], ["auto-registry"], "every request of the clone");
+
+      // An internal address through the proxy (loopback spellings, so the traffic stays in the container), by plain
+      // HTTP and by a tunnel: refused before any decision, no dialog, audited as internal-address.
+      const internal = await r.tool(
+        `BASH for u in http://127.0.0.2:9/ 'http://[::ffff:7f00:2]:9/'; do curl -s -m 8 --noproxy '' -x "$HTTP_PROXY" -o /dev/null -w 'HTTP:%{http_code} ' "$u"; done; curl -s -m 8 --noproxy '' -p -x "$HTTP_PROXY" -o /dev/null -w 'CONNECT:%{http_connect}' https://127.0.0.2:9/`,
+      );
+      assert.match(internal.text, /HTTP:403 HTTP:403 CONNECT:403/, internal.text);
+      assert.equal(internal.selects.length, 0, "no dialog about what no answer could let through");
+      const internalAudit = (await r.logs())
+        .split("\n")
+        .filter(
+          (line) => line.includes('"msg":"egress refused"') && line.includes('"rule":"internal-address"'),
+        );
+      assert.equal(internalAudit.length, 3, internalAudit.join("\n"));
     });
   }
 });
