@@ -8,7 +8,7 @@ import { type ChildProcess, spawn } from "node:child_process";
 import { randomBytes } from "node:crypto";
 import { existsSync } from "node:fs";
 import type { Socket } from "node:net";
-import { EXECUTOR_FD_ENV } from "../agent-runtime/executor/protocol.ts";
+import { EXECUTOR_FD_ENV } from "../agent-runtime/executor/env-names.ts";
 import { JsonlDecoder } from "../agent-runtime/jsonl.ts";
 import type { Logger } from "../agent-runtime/log.ts";
 import { endTree, sweepOrphanTools } from "../agent-runtime/process-tree.ts";

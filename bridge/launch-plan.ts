@@ -19,7 +19,7 @@ import {
   TOOL_HOME_ENV,
   TOOL_SHELL_HELPER_ENV,
   TOOL_SHELL_NEST_ENV,
-} from "../agent-runtime/executor/protocol.ts";
+} from "../agent-runtime/executor/env-names.ts";
 import { isPassableName, toolEnvironment } from "../agent-runtime/executor/tool-env.ts";
 import { GRANTS_PATH_ENV } from "../agent-runtime/policy/grants.ts";
 import { choosePolicyPath } from "../agent-runtime/policy/policy-store.ts";

@@ -7,14 +7,8 @@ import { TOOL_NAMES, type ToolName } from "../tools/tool-table.ts";
 
 export const EXECUTOR_PROTOCOL_VERSION = 1;
 
-/** Env var (Pi's) naming the fd of its end of the channel; unset means no executor (local, degraded). */
-export const EXECUTOR_FD_ENV = "CHAT_UI_AGENT_EXECUTOR_FD";
-/** Env var (Pi's) holding the tools' HOME, which is what `~` means in a tool path. */
-export const TOOL_HOME_ENV = "CHAT_UI_AGENT_TOOL_HOME";
-/** Env var (the executor's, set by the bridge) naming the helper tool shells start through (fd closing). */
-export const TOOL_SHELL_HELPER_ENV = "CHAT_UI_AGENT_TOOL_SHELL_HELPER";
-/** Env var (the executor's): "1" when it runs in a Landlock domain, so each tool shell nests its own. */
-export const TOOL_SHELL_NEST_ENV = "CHAT_UI_AGENT_TOOL_SHELL_NEST";
+// The channel's environment variables live in env-names.ts (no zod there: the bridge's prestart imports them).
+export { EXECUTOR_FD_ENV, TOOL_HOME_ENV, TOOL_SHELL_HELPER_ENV, TOOL_SHELL_NEST_ENV } from "./env-names.ts";
 
 /** Longest line either side accepts. Read results carry base64 images (Pi caps what it sends the model). */
 export const MAX_EXECUTOR_FRAME_BYTES = 64 * 1024 * 1024;
