@@ -21,7 +21,7 @@ import {
   TOOL_SHELL_NEST_ENV,
 } from "../agent-runtime/executor/env-names.ts";
 import { isPassableName, toolEnvironment } from "../agent-runtime/executor/tool-env.ts";
-import { GRANTS_PATH_ENV } from "../agent-runtime/policy/grants.ts";
+import { GRANTS_PATH_ENV } from "../agent-runtime/policy/grants-path.ts";
 import { choosePolicyPath } from "../agent-runtime/policy/policy-store.ts";
 import {
   DEFAULT_NETWORK_MODE,

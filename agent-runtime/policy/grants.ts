@@ -38,8 +38,8 @@ export const GrantsFile = z.strictObject({
 });
 export type GrantsFile = z.infer<typeof GrantsFile>;
 
-/** Where the bridge writes the grants file and the gate reads it (set by the bridge in Pi's environment). */
-export const GRANTS_PATH_ENV = "CHAT_UI_AGENT_GRANTS_PATH";
+// Where the bridge writes the grants file and the gate reads it: grants-path.ts (no zod there, for the prestart).
+export { GRANTS_PATH_ENV } from "./grants-path.ts";
 
 /**
  * The gate asks the bridge for a grant through an extension `setStatus` request with this key (its text is a
