@@ -4,7 +4,7 @@
 import { spawnSync } from "node:child_process";
 import { existsSync, realpathSync } from "node:fs";
 import path from "node:path";
-import { z } from "zod";
+import * as z from "zod/mini";
 import { type ProcessBudget, processBudget } from "./process-budget.ts";
 
 export const LANDLOCK_HELPER_NAME = "landlock-exec";
@@ -122,7 +122,7 @@ export function findLandlockHelper(bundleDir: string): string | undefined {
 }
 
 const ProbeAnswer = z.strictObject({
-  abi: z.number().int().min(0).max(1000),
+  abi: z.number().check(z.int(), z.minimum(0), z.maximum(1000)),
   landlockNet: z.boolean(),
   seccompFilter: z.boolean(),
   seccompNotify: z.boolean(),
