@@ -1,6 +1,6 @@
 // The tool supervisor's control channel (sandbox-supervise.c): the commands the bridge sends (one a line) and
 // the reports it reads (one JSON object a line), defined once; and the supervisor's command line.
-import { z } from "zod";
+import * as z from "zod/mini";
 import type { EgressFilter, NetworkMode } from "./egress.ts";
 
 /** The fds the supervisor gets: the executor's channel to Pi, and its own control channel to the bridge. */
@@ -32,8 +32,9 @@ export function commandLine(command: SupervisorCommand): string {
   }
 }
 
-const pid = z.number().int();
-const call = z.string().regex(CALL_LABEL).nullable();
+const integer = () => z.number().check(z.int());
+const pid = integer();
+const call = z.nullable(z.string().check(z.regex(CALL_LABEL)));
 const mode = z.enum(["lockdown", "registries", "open"]);
 
 export const ConnectEvent = z.strictObject({
@@ -41,13 +42,13 @@ export const ConnectEvent = z.strictObject({
   pid,
   call,
   family: z.enum(["inet", "inet6"]),
-  address: z.string().max(64),
-  port: z.number().int().min(0).max(65535),
+  address: z.string().check(z.maxLength(64)),
+  port: z.number().check(z.int(), z.minimum(0), z.maximum(65535)),
   /** The local port of the socket the tool got (0: none or unknown): the egress proxy pairs its connection by it. */
-  localPort: z.number().int().min(0).max(65535),
+  localPort: z.number().check(z.int(), z.minimum(0), z.maximum(65535)),
   /** performed: the supervisor connected (errno: the connect's result); continued: a datagram socket's own. */
   verdict: z.enum(["performed", "refused", "continued"]),
-  errno: z.number().int(),
+  errno: integer(),
 });
 export type ConnectEvent = z.infer<typeof ConnectEvent>;
 
@@ -66,8 +67,8 @@ export const SupervisorMessage = z.discriminatedUnion("type", [
     executorPid: pid,
     filter: z.enum(["none", "no-inet", "notify"]),
     landlockTcp: z.boolean(),
-    nproc: z.number().int(),
-    oomScoreAdj: z.number().int(),
+    nproc: integer(),
+    oomScoreAdj: integer(),
     mode,
     held: z.boolean(),
     /** Linux ≥ 6.6: each notification hands the CPU to the supervisor and back (faster connects, same checks). */
@@ -79,14 +80,14 @@ export const SupervisorMessage = z.discriminatedUnion("type", [
   z.strictObject({ type: z.literal("mode"), mode }),
   z.strictObject({ type: z.literal("granted"), call: z.string() }),
   z.strictObject({ type: z.literal("revoked"), call: z.string() }),
-  z.strictObject({ type: z.literal("dropped"), events: z.number().int() }),
-  z.strictObject({ type: z.literal("error"), message: z.string().max(200) }),
+  z.strictObject({ type: z.literal("dropped"), events: integer() }),
+  z.strictObject({ type: z.literal("error"), message: z.string().check(z.maxLength(200)) }),
   z.strictObject({ type: z.literal("failed") }),
   z.strictObject({
     type: z.literal("exit"),
-    code: z.number().int(),
-    signal: z.number().int(),
-    killed: z.number().int(),
+    code: integer(),
+    signal: integer(),
+    killed: integer(),
   }),
 ]);
 export type SupervisorMessage = z.infer<typeof SupervisorMessage>;
