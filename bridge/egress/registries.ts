@@ -1,27 +1,31 @@
 // The package registries that `auto` lets the tools reach without a dialog (network mode `registries`), as data.
 // An operator replaces the list with a JSON file of the same shape (--registries-file): validated here, bounded.
 import { closeSync, constants, fstatSync, openSync, readSync } from "node:fs";
-import { z } from "zod";
+import * as z from "zod/mini";
+import english from "zod/v4/locales/en.js";
 import { type Destination, hostMatches, parseHostPort } from "./destination.ts";
 
-const HostPattern = z
-  .string()
-  .min(1)
-  .max(253)
-  .refine((pattern) => {
+const HostPattern = z.string().check(
+  z.minLength(1),
+  z.maxLength(253),
+  z.refine((pattern) => {
     const name = pattern.startsWith("*.") ? pattern.slice(2) : pattern;
     const parsed = parseHostPort(name, "443");
     return parsed.ok && parsed.destination.host === name;
-  }, "a canonical host name (lowercase ASCII, no trailing dot), an IP address, or *.suffix");
+  }, "a canonical host name (lowercase ASCII, no trailing dot), an IP address, or *.suffix"),
+);
 
 export const Registry = z.strictObject({
-  name: z.string().min(1).max(64),
-  hosts: z.array(HostPattern).min(1).max(64),
-  ports: z.array(z.number().int().min(1).max(65535)).min(1).max(16).default([443]),
+  name: z.string().check(z.minLength(1), z.maxLength(64)),
+  hosts: z.array(HostPattern).check(z.minLength(1), z.maxLength(64)),
+  ports: z._default(
+    z.array(z.number().check(z.int(), z.minimum(1), z.maximum(65535))).check(z.minLength(1), z.maxLength(16)),
+    [443],
+  ),
 });
 export type Registry = z.infer<typeof Registry>;
 
-export const RegistriesFile = z.strictObject({ registries: z.array(Registry).max(256) });
+export const RegistriesFile = z.strictObject({ registries: z.array(Registry).check(z.maxLength(256)) });
 
 /** The default list: registries package managers fetch from, over HTTPS. */
 export const DEFAULT_REGISTRIES: readonly Registry[] = [
@@ -80,7 +84,8 @@ export function readRegistriesFile(file: string): Registry[] {
   } catch (error) {
     throw new Error(`--registries-file ${file}: not JSON (${(error as Error).message.slice(0, 200)})`);
   }
-  const parsed = RegistriesFile.safeParse(json);
+  // zod/mini loads no locale: the operator reads the English messages the full zod would give.
+  const parsed = RegistriesFile.safeParse(json, { error: english().localeError });
   if (!parsed.success)
     throw new Error(`--registries-file ${file}: ${z.prettifyError(parsed.error).slice(0, 1000)}`);
   return parsed.data.registries;
