@@ -2,6 +2,7 @@
 // destination grants in the one store, and the person's own dialogs raised through the composed core (in memory,
 // fake clock), then the same through the real proxy on a loopback listener bound as prestart binds it.
 import assert from "node:assert/strict";
+import { spawnSync } from "node:child_process";
 import { once } from "node:events";
 import { mkdtempSync, writeFileSync } from "node:fs";
 import { request as httpRequest } from "node:http";
@@ -234,6 +235,30 @@ test("registries file: valid lists replace the default; anything else is refused
     path.join(dir, "missing.json"),
   ];
   for (const at of bad) assert.throws(() => readRegistriesFile(at), /--registries-file/, at);
+});
+
+test("registries file: the refusal says what is wrong and where, in English, in the prestart (no full zod loaded)", () => {
+  const at = path.join(mkdtempSync(path.join(tmpdir(), "egress-registries-")), "bad.json");
+  writeFileSync(at, JSON.stringify({ registries: [{ name: "x", hosts: [], ports: [0] }], more: true }));
+  // A child that loads the registries module alone, as the prestart does: zod/mini there, no locale of its own.
+  const module = path.resolve(import.meta.dirname, "../../bridge/egress/registries.ts");
+  const code = `const { readRegistriesFile } = await import(${JSON.stringify(module)});
+try { readRegistriesFile(${JSON.stringify(at)}); } catch (error) { process.stdout.write(error.message); }`;
+  const child = spawnSync(process.execPath, ["--import", "tsx", "--input-type=module", "-e", code], {
+    env: { PATH: process.env.PATH },
+    encoding: "utf8",
+  });
+  assert.equal(child.status, 0, child.stderr);
+  assert.equal(
+    child.stdout,
+    [
+      `--registries-file ${at}: ✖ Unrecognized key: "more"`,
+      "✖ Too small: expected array to have >=1 items",
+      "  → at registries[0].hosts",
+      "✖ Too small: expected number to be >=1",
+      "  → at registries[0].ports[0]",
+    ].join("\n"),
+  );
 });
 
 // ------------------------------------------------------------------ through the real proxy
