@@ -1,6 +1,6 @@
 // Bundles the runtime entry points into self-contained ESM files laid out as in the image:
 // build/opt/chat-ui-agent/<name>.mjs. Pi stays external (RUNTIME_EXTERNALS: resolved from the install's node_modules).
-import { copyFile, mkdir, rm, writeFile } from "node:fs/promises";
+import { copyFile, mkdir, readFile, rm, writeFile } from "node:fs/promises";
 import { createRequire } from "node:module";
 import path from "node:path";
 import { build } from "esbuild";
@@ -60,6 +60,42 @@ const settleOptionalModules = {
   },
 };
 
+/**
+ * bridge.mjs's static part (the prestart, which starts Pi) parses with zod/mini; the rest of the bridge, loaded
+ * after, uses the full zod. esbuild splits by file: a file both parts import goes into the chunk bridge.mjs loads
+ * first with all the code either part uses, and zod/mini imports all of zod's core and locales, which the full zod
+ * uses. So the split bundle gets zod/mini (and the English locale the registries file's errors use) as a copy of
+ * its own: only what the prestart uses loads before Pi starts (about 60 KB of zod rather than 700 KB). Both copies
+ * keep zod's settings and registry in one place (globalThis).
+ */
+const ZOD_MINI_COPY = "zod-mini-copy";
+const ownZodMini = {
+  name: "own-zod-mini",
+  setup(build) {
+    const resolveInCopy = async (args) => {
+      if (args.pluginData === ZOD_MINI_COPY) return undefined;
+      const resolved = await build.resolve(args.path, {
+        kind: args.kind,
+        resolveDir: args.resolveDir,
+        pluginData: ZOD_MINI_COPY,
+      });
+      if (resolved.errors.length > 0) return { errors: resolved.errors };
+      // Relative to the checkout, as esbuild names every other input (the bundles do not depend on where it is).
+      return {
+        path: path.relative(root, resolved.path),
+        namespace: ZOD_MINI_COPY,
+        sideEffects: resolved.sideEffects,
+      };
+    };
+    build.onResolve({ filter: /^zod\/(mini|v4\/locales\/en\.js)$/ }, resolveInCopy);
+    build.onResolve({ filter: /.*/, namespace: ZOD_MINI_COPY }, resolveInCopy);
+    build.onLoad({ filter: /.*/, namespace: ZOD_MINI_COPY }, async (args) => {
+      const file = path.resolve(root, args.path);
+      return { contents: await readFile(file, "utf8"), resolveDir: path.dirname(file), loader: "js" };
+    });
+  },
+};
+
 function banner(program) {
   // Some bundled CommonJS dependencies call require(); give the ESM bundle one.
   const requireShim =
@@ -90,7 +126,7 @@ export async function buildAll() {
       target: "node22",
       external: RUNTIME_EXTERNALS,
       define: SETTLED_DEFINES,
-      plugins: [settleOptionalModules],
+      plugins: entry.split ? [settleOptionalModules, ownZodMini] : [settleOptionalModules],
       banner: { js: banner(entry.output) },
       legalComments: "none",
       logLevel: "warning",

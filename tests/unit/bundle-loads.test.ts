@@ -43,3 +43,19 @@ test("the built bridge requires only Node builtins, imports only builtins and it
       assert.ok(!text.includes(`"${addon}"`), `${name} still names ${addon}`);
   }
 });
+
+test("what bridge.mjs loads before it starts Pi holds zod/mini, not the full zod (classic schemas, every locale)", () => {
+  const entry = readFileSync(path.join(outDir, "bridge.mjs"), "utf8");
+  const first = [...entry.matchAll(/\bfrom\s*"\.\/(chunks\/[^"]+)"/g)].map((m) =>
+    path.join(outDir, m[1] ?? ""),
+  );
+  assert.ok(first.length > 0, "bridge.mjs imports its shared chunk statically");
+  let bytes = Buffer.byteLength(entry);
+  for (const file of first) {
+    const text = readFileSync(file, "utf8");
+    bytes += Buffer.byteLength(text);
+    assert.deepEqual(text.match(/\$constructor\("Zod(?!Mini)\w*"/g) ?? [], [], `${file} holds the full zod`);
+  }
+  // The full zod with its locales is about 700 KB; all of it loaded before Pi starts was about 40 ms.
+  assert.ok(bytes < 300_000, `bridge.mjs loads ${bytes} bytes before it starts Pi`);
+});
