@@ -24,6 +24,7 @@ import { isPassableName, toolEnvironment } from "../agent-runtime/executor/tool-
 import { GRANTS_PATH_ENV } from "../agent-runtime/policy/grants-path.ts";
 import { choosePolicyPath } from "../agent-runtime/policy/policy-store.ts";
 import {
+  checkProxyUrl,
   DEFAULT_NETWORK_MODE,
   EGRESS_GUARD_ENV,
   type EgressPlan,
@@ -168,6 +169,9 @@ export function planLaunch(input: PlanInput): LaunchPlan {
   }
 
   const executorBundle = path.join(input.bundleDir, EXECUTOR_BUNDLE);
+  // The URL the tools are given, and its port as they will connect to it (the supervisor reports those at once).
+  const proxyUrl = input.egressProxy === undefined ? undefined : checkProxyUrl(input.egressProxy);
+  const proxyPort = proxyUrl === undefined ? undefined : Number(new URL(proxyUrl).port);
   const toolEnv = {
     ...toolEnvironment(input.env, {
       home: principals.tools.home,
@@ -175,7 +179,7 @@ export function planLaunch(input: PlanInput): LaunchPlan {
       runMarker: { name: RUN_MARKER_ENV, value: input.runId },
       passThrough: input.toolEnvNames,
     }),
-    ...(input.egressProxy ? proxyEnvironment(input.egressProxy) : {}),
+    ...(proxyUrl ? proxyEnvironment(proxyUrl) : {}),
   };
   const executorEnv: Record<string, string> = {
     ...toolEnv,
@@ -224,6 +228,7 @@ export function planLaunch(input: PlanInput): LaunchPlan {
                 oomScoreAdj: TOOLS_OOM_SCORE_ADJ,
                 filter: egress.tier?.filter ?? "none",
                 graceMs: SUPERVISOR_GRACE_MS,
+                ...(proxyPort ? { proxyPort } : {}),
               },
               network: { mode: DEFAULT_NETWORK_MODE },
               toolsUid: principals.tools.uid,

@@ -8,8 +8,9 @@
 // adds at most 2 ms p50 to `bash -c true`, and a guarded loopback connect costs at most 200 µs p50. The egress
 // proxy carries at least 100 MB/s through a CONNECT tunnel (scripts/egress-throughput.ts, ratio to direct).
 import { spawn } from "node:child_process";
+import { once } from "node:events";
 import { mkdtemp, rm, writeFile } from "node:fs/promises";
-import type { Socket } from "node:net";
+import { type AddressInfo, createServer, type Server, type Socket } from "node:net";
 import { loadavg, tmpdir } from "node:os";
 import path from "node:path";
 import { loadPiToolFactories } from "../agent-runtime/executor/pi-modules.ts";
@@ -103,6 +104,7 @@ const dir = await mkdtemp(path.join(tmpdir(), "bench-tools-"));
 const home = await mkdtemp(path.join(tmpdir(), "bench-tools-home-"));
 let executor: ReturnType<typeof spawn> | undefined;
 let guardedExecutor: ReturnType<typeof spawn> | undefined;
+let proxyStandIn: Server | undefined;
 try {
   const file = path.join(dir, "ten-kb.txt");
   await writeFile(file, `${"0123456789abcdef ".repeat(60)}\n`.repeat(10).slice(0, 10 * 1024));
@@ -136,8 +138,12 @@ try {
   client.warm();
   const hello = await client.hello;
 
-  // The same executor under the supervisor, with the egress guard this kernel allows (as the bridge starts it).
+  // The same executor under the supervisor, with the egress guard this kernel allows (as the bridge starts it,
+  // told its egress proxy's port: a stand-in listens there, so no probe server can take that port).
   const tier = egressTier(probe.features);
+  proxyStandIn = createServer().listen(0, "127.0.0.1");
+  await once(proxyStandIn, "listening");
+  const proxyPort = (proxyStandIn.address() as AddressInfo).port;
   const guardedArgs = helper
     ? [
         ...supervisorArgs({
@@ -148,6 +154,7 @@ try {
           mode: "registries",
           setenv: {},
           graceMs: 2_000,
+          proxyPort,
         }),
         ...(sandboxed ? landlockArgs(domain, probe.abi, { tcpConnect: tier.landlockTcp }) : []),
         "--",
@@ -286,6 +293,7 @@ try {
   if (guardedExecutor?.pid) {
     (guardedExecutor.stdio[4] as Socket | null)?.end(commandLine({ type: "end" }));
   }
+  proxyStandIn?.close();
   await rm(dir, { recursive: true, force: true });
   await rm(home, { recursive: true, force: true });
 }

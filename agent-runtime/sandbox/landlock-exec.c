@@ -7,7 +7,7 @@
  *
  *   landlock-exec --supervise --control-fd N [--channel-fd N] [--hold] [--nproc N] [--oom-score-adj N]
  *                 [--egress none|no-inet|notify] [--mode lockdown|registries|open] [--setenv NAME=VALUE]...
- *                 [--grace-ms N] [RULES] -- /absolute/program [ARG]...
+ *                 [--grace-ms N] [--proxy-port P] [RULES] -- /absolute/program [ARG]...
  *       the pair's tool supervisor (sandbox-supervise.c): stays the parent of the program (the tool executor),
  *       applies the limits, the domain and the filter in it, ends every tool process with it, and performs or
  *       refuses the tools' connects.
@@ -49,7 +49,7 @@ static int usage(const char *problem) {
   fprintf(stderr,
           "usage: landlock-exec --probe\n"
           "       landlock-exec --supervise --control-fd N [--channel-fd N] [--hold] [--nproc N] [--oom-score-adj N]\n"
-          "                     [--egress none|no-inet|notify] [--mode M] [--setenv K=V]... [--grace-ms N] [RULES] -- PROGRAM...\n"
+          "                     [--egress none|no-inet|notify] [--mode M] [--setenv K=V]... [--grace-ms N] [--proxy-port P] [RULES] -- PROGRAM...\n"
           "       landlock-exec --call LABEL [--network-approved] [--close-fds] [--nest] -- PROGRAM...\n"
           "       landlock-exec [RULES] [--close-fds] [--nest] -- PROGRAM...\n"
           "RULES: [--ro P]... [--rw P]... [--dev P]... [--scope-signal] [--scope-abstract-unix] [--net-tcp] [--require-abi N]\n");
@@ -147,6 +147,10 @@ int main(int argc, char **argv) {
       if (!value || parse_int(value, 0, 600000, &number) != 0) return usage("--grace-ms takes 0..600000");
       sup.grace_ms = (int)number;
       i++;
+    } else if (strcmp(arg, "--proxy-port") == 0) {
+      if (!value || parse_int(value, 1, 65535, &number) != 0) return usage("--proxy-port takes 1..65535");
+      sup.proxy_port = (int)number;
+      i++;
     } else if (strcmp(arg, "--egress") == 0) {
       if (!value) return usage("--egress needs a value");
       if (strcmp(value, "none") == 0) sup.filter = FILTER_NONE;
@@ -187,7 +191,7 @@ int main(int argc, char **argv) {
     return supervise_main(&sup, &argv[i]);
   }
   if (sup.control_fd >= 0 || sup.channel_fd >= 0 || sup.hold || sup.nproc || sup.oom_score_adj || sup.setenv_count ||
-      sup.filter != FILTER_NONE)
+      sup.filter != FILTER_NONE || sup.proxy_port)
     return usage("supervisor options need --supervise");
   if (call_label) {
     if (wants_ruleset) return usage("--call takes no rule (the call nests in the executor's domain)");

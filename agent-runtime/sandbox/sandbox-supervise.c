@@ -62,6 +62,8 @@
 #define MAX_LABEL 128
 #define MAX_PENDING 256
 #define OUT_CAP (256 * 1024)
+/* How long a connect report may wait to go out with others (the egress proxy's attribution waits far longer). */
+#define REPORT_DELAY_MS 2
 #define LINE_CAP 1024
 #define CONNECT_TIMEOUT_MS 75000
 #define SETUP_TIMEOUT_MS 30000
@@ -81,6 +83,7 @@ struct pending {
   char address[INET6_ADDRSTRLEN];
   int family;
   int port;
+  int proxy;
 };
 
 static struct {
@@ -111,6 +114,8 @@ static struct {
   size_t response_size;
   char self_exe[PATH_MAX];
   int sync_wakeup;
+  /* When the reports queued for later go out (0: none waiting). */
+  long long flush_at;
   int executor_done;
   int executor_status;
   int ending;
@@ -129,13 +134,10 @@ static void flush_out(void) {
   }
 }
 
-static void emit(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
-static void emit(const char *fmt, ...) {
+/* Appends one report line; `soon` leaves it queued for up to REPORT_DELAY_MS, otherwise everything queued goes now. */
+static void vemit(int soon, const char *fmt, va_list args) {
   char text[2048];
-  va_list args;
-  va_start(args, fmt);
   int length = vsnprintf(text, sizeof(text) - 1, fmt, args);
-  va_end(args);
   if (length < 0 || (size_t)length >= sizeof(text) - 1) return;
   text[length++] = '\n';
   if (S.dropped > 0 && S.out_len + 64 < OUT_CAP) {
@@ -148,7 +150,30 @@ static void emit(const char *fmt, ...) {
   }
   memcpy(S.out + S.out_len, text, (size_t)length);
   S.out_len += (size_t)length;
+  if (soon && S.out_len < OUT_CAP / 2) {
+    if (!S.flush_at) S.flush_at = now_ms() + REPORT_DELAY_MS;
+    return;
+  }
+  S.flush_at = 0;
   flush_out();
+}
+
+static void emit(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+static void emit(const char *fmt, ...) {
+  va_list args;
+  va_start(args, fmt);
+  vemit(0, fmt, args);
+  va_end(args);
+}
+
+/* A report nobody waits for: sending each one at once would wake the bridge once per connect, and a woken reader
+ * lands on the CPU the tool was just given back (a synchronous wake-up), ahead of it. */
+static void emit_soon(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+static void emit_soon(const char *fmt, ...) {
+  va_list args;
+  va_start(args, fmt);
+  vemit(1, fmt, args);
+  va_end(args);
 }
 
 /* A call label as JSON: labels are checked to be [A-Za-z0-9._:-] when granted and read (no escaping needed). */
@@ -429,10 +454,16 @@ static int local_port(int sock) {
   return 0;
 }
 
+/* A loopback connect to the egress proxy: the proxy waits for its report to name the call (attribution). */
+static int to_proxy(int loopback, int port) {
+  return loopback && S.options->proxy_port > 0 && port == S.options->proxy_port;
+}
+
+/* `at_once`: someone waits for this report (the egress proxy); every other report may wait REPORT_DELAY_MS. */
 static void connect_event(pid_t pid, const char *call, int family, const char *address, int port, int local,
-                          const char *verdict, int err) {
+                          const char *verdict, int err, int at_once) {
   char label[MAX_LABEL + 3];
-  emit("{\"type\":\"connect\",\"pid\":%d,\"call\":%s,\"family\":\"%s\",\"address\":\"%s\",\"port\":%d,"
+  (at_once ? emit : emit_soon)("{\"type\":\"connect\",\"pid\":%d,\"call\":%s,\"family\":\"%s\",\"address\":\"%s\",\"port\":%d,"
        "\"localPort\":%d,\"verdict\":\"%s\",\"errno\":%d}",
        (int)pid, json_label(call, label, sizeof(label)), family == AF_INET ? "inet" : "inet6", address, port, local,
        verdict, err);
@@ -447,7 +478,7 @@ static void connect_inet(const struct seccomp_notif *req, const struct sockaddr_
   struct asker asker = {.pid = pid};
   if (!loopback && S.mode != MODE_OPEN && !asker_approved(&asker)) {
     respond(req->id, EACCES, 0, 0);
-    connect_event(pid, asker_call(&asker), sa->ss_family, address, port, 0, "refused", EACCES);
+    connect_event(pid, asker_call(&asker), sa->ss_family, address, port, 0, "refused", EACCES, 0);
     return;
   }
   long long inode = socket_inode(pid, tool_fd);
@@ -459,7 +490,7 @@ static void connect_inet(const struct seccomp_notif *req, const struct sockaddr_
    * already, so its connect may continue. */
   if (S.datagrams_allowed && is_datagram(pid, inode)) {
     respond(req->id, 0, 0, SECCOMP_USER_NOTIF_FLAG_CONTINUE);
-    connect_event(pid, asker_call(&asker), sa->ss_family, address, port, 0, "continued", 0);
+    connect_event(pid, asker_call(&asker), sa->ss_family, address, port, 0, "continued", 0, 0);
     return;
   }
   int flags = fd_flags(pid, tool_fd);
@@ -467,7 +498,7 @@ static void connect_inet(const struct seccomp_notif *req, const struct sockaddr_
   if (sock < 0) {
     int err = errno;
     respond(req->id, err, 0, 0);
-    connect_event(pid, asker_call(&asker), sa->ss_family, address, port, 0, "performed", err);
+    connect_event(pid, asker_call(&asker), sa->ss_family, address, port, 0, "performed", err, 0);
     return;
   }
   (void)length; /* the rest of `sa` is zeroed: the full struct is what the kernel would have used */
@@ -475,11 +506,16 @@ static void connect_inet(const struct seccomp_notif *req, const struct sockaddr_
   int result = connect(sock, (const struct sockaddr *)sa, size);
   int err = result == 0 ? 0 : errno;
   int nonblocking = (flags & O_NONBLOCK) != 0;
+  /* Only the egress proxy needs a loopback connect's call (its dialog names it): any other loopback connect (a
+   * test suite's server) is reported without one, and its report costs no lookup. */
+  int proxy = to_proxy(loopback, port);
+  int named = !loopback || proxy;
   int cloexec = (flags & O_CLOEXEC) != 0;
   if (err == 0 || (err == EINPROGRESS && nonblocking)) {
     install(req->id, tool_fd, sock, nonblocking, cloexec, err);
     /* The tool has its answer: what follows is the report. */
-    connect_event(pid, asker_call(&asker), sa->ss_family, address, port, local_port(sock), "performed", err);
+    connect_event(pid, named ? asker_call(&asker) : NULL, sa->ss_family, address, port, local_port(sock), "performed",
+                  err, proxy);
     close(sock);
     return;
   }
@@ -491,7 +527,8 @@ static void connect_inet(const struct seccomp_notif *req, const struct sockaddr_
     p->sock = sock;
     p->cloexec = cloexec;
     p->deadline = now_ms() + CONNECT_TIMEOUT_MS;
-    const char *call = asker_call(&asker);
+    p->proxy = proxy;
+    const char *call = named ? asker_call(&asker) : NULL;
     snprintf(p->call, sizeof(p->call), "%s", call ? call : "");
     snprintf(p->address, sizeof(p->address), "%s", address);
     p->family = sa->ss_family;
@@ -501,7 +538,7 @@ static void connect_inet(const struct seccomp_notif *req, const struct sockaddr_
   close(sock);
   if (err == EINPROGRESS) err = EAGAIN;
   respond(req->id, err, 0, 0);
-  connect_event(pid, asker_call(&asker), sa->ss_family, address, port, 0, "performed", err);
+  connect_event(pid, named ? asker_call(&asker) : NULL, sa->ss_family, address, port, 0, "performed", err, 0);
 }
 
 /* A blocking tool's connect that was under way: done, failed or timed out. */
@@ -522,7 +559,7 @@ static void settle_pending(int index, int timed_out) {
     respond(p.id, err, 0, 0);
   }
   close(p.sock);
-  connect_event(p.pid, call, p.family, p.address, p.port, local, "performed", err);
+  connect_event(p.pid, call, p.family, p.address, p.port, local, "performed", err, p.proxy);
 }
 
 /* Without Landlock's TCP rule no connect may continue in the kernel: a unix connect is performed here. */
@@ -916,7 +953,7 @@ int supervise_main(const struct supervise_options *o, char **argv) {
     struct pollfd fds[4 + MAX_PENDING];
     int count = 0;
     int at_control = count;
-    fds[count++] = (struct pollfd){.fd = S.control, .events = (short)(POLLIN | (S.out_len ? POLLOUT : 0))};
+    fds[count++] = (struct pollfd){.fd = S.control, .events = (short)(POLLIN | (S.out_len && !S.flush_at ? POLLOUT : 0))};
     int at_signals = count;
     fds[count++] = (struct pollfd){.fd = S.signals, .events = POLLIN};
     int at_listener = -1, at_channel = -1;
@@ -935,6 +972,7 @@ int supervise_main(const struct supervise_options *o, char **argv) {
     for (int i = 0; i < S.pending_count; i++)
       if (S.pending[i].deadline < wake) wake = S.pending[i].deadline;
     if (S.ending && S.end_deadline < wake) wake = S.end_deadline;
+    if (S.flush_at && S.flush_at < wake) wake = S.flush_at;
     int timeout = wake > now ? (int)(wake - now) : 0;
     int ready = poll(fds, (nfds_t)count, timeout);
     if (ready < 0 && errno != EINTR) finish();
@@ -956,6 +994,10 @@ int supervise_main(const struct supervise_options *o, char **argv) {
       if (fds[at_control].revents & (POLLIN | POLLHUP | POLLERR)) on_control();
     }
     now = now_ms();
+    if (S.flush_at && now >= S.flush_at) {
+      S.flush_at = 0;
+      flush_out();
+    }
     for (int i = S.pending_count - 1; i >= 0; i--)
       if (S.pending[i].deadline <= now) settle_pending(i, 1);
     if (S.ending && now >= S.end_deadline) finish();

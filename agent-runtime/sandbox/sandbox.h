@@ -99,6 +99,8 @@ struct supervise_options {
   const char *setenv[16];
   int setenv_count;
   int grace_ms;
+  /* The egress proxy's loopback port (0: none): a connect to it is reported at once, with its call. */
+  int proxy_port;
   struct landlock_request landlock;
   int landlock_wanted;
 };

@@ -103,6 +103,8 @@ export interface SupervisorOptions {
   /** Variables the executor gets that the supervisor itself must not carry (the run marker). */
   setenv: Record<string, string>;
   graceMs: number;
+  /** The egress proxy's loopback port: connects to it are reported at once and name their call (attribution). */
+  proxyPort?: number;
 }
 
 /** The supervisor's options (before the Landlock rules and `-- program`). */
@@ -125,6 +127,7 @@ export function supervisorArgs(options: SupervisorOptions): string[] {
     String(Math.max(0, Math.min(600_000, Math.round(options.graceMs)))),
   ];
   if (options.hold) args.push("--hold");
+  if (options.proxyPort !== undefined) args.push("--proxy-port", String(options.proxyPort));
   for (const [name, value] of Object.entries(options.setenv)) args.push("--setenv", `${name}=${value}`);
   return args;
 }

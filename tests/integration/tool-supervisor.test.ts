@@ -19,6 +19,8 @@ import {
   rmSync,
   writeSync,
 } from "node:fs";
+import { createServer } from "node:http";
+import type { AddressInfo } from "node:net";
 import { constants as osConstants, tmpdir } from "node:os";
 import path from "node:path";
 import { describe, it, type TestContext } from "node:test";
@@ -385,24 +387,29 @@ describe("the tools' supervisor", {
     }
   });
 
-  it("a connect is attributed to its call: the executor's direct child that is a call helper; a tool cannot claim another label", {
+  it("a connect to the egress proxy is attributed to its call: the executor's direct child that is a call helper; a tool cannot claim another label; other loopback connects name no call", {
     skip: !guarded ? "no seccomp user notification with ADDFD on this kernel" : false,
   }, async (t) => {
     const { workspace, home } = scratch(t);
     const helper = landlockHelper ?? "";
-    const client = `exec 3<>/dev/tcp/127.0.0.1/$PORT; printf 'GET / HTTP/1.0\\r\\n\\r\\n' >&3; cat <&3 >/dev/null`;
+    // Two loopback servers outside the tools: one stands for the egress proxy (the supervisor is told its port).
+    const listen = async () => {
+      const server = createServer((_q, r) => r.end("ok"));
+      await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+      t.after(() => server.close());
+      return (server.address() as AddressInfo).port;
+    };
+    const proxyPort = await listen();
+    const otherPort = await listen();
+    const client = (port: number) =>
+      `exec 3<>/dev/tcp/127.0.0.1/${port}; printf 'GET / HTTP/1.0\\r\\n\\r\\n' >&3; cat <&3 >/dev/null`;
     // The "executor" (the supervised program) starts a call helper; inside the call, a tool runs the helper
     // itself with another label, and connects from there.
+    const inner = `${client(proxyPort)}; ${helper} --call forged-label -- /bin/bash -c "${client(proxyPort).replaceAll('"', '\\"')}"; ${client(otherPort)}`;
     const program = [
       process.execPath,
       "-e",
-      `const http = require("http"); const { execFileSync } = require("child_process");
-       const server = http.createServer((q, r) => r.end("ok")).listen(0, "127.0.0.1", () => {
-         const env = { ...process.env, PORT: String(server.address().port) };
-         const inner = ${JSON.stringify(`${client}; ${helper} --call forged-label -- /bin/bash -c "${client.replaceAll('"', '\\"')}"`)};
-         const p = require("child_process").spawn(${JSON.stringify(helper)}, ["--call", "call-one", "--nest", "--", "/bin/bash", "-c", inner], { env, stdio: "inherit" });
-         p.on("exit", () => server.close());
-       });`,
+      `require("child_process").spawn(${JSON.stringify(helper)}, ["--call", "call-one", "--nest", "--", "/bin/bash", "-c", ${JSON.stringify(inner)}], { stdio: "inherit" });`,
     ];
     const s = supervise(t, {
       program,
@@ -410,13 +417,18 @@ describe("the tools' supervisor", {
       uid: NOBODY,
       rules: rules(workspace, home),
       filter: "notify",
+      proxyPort,
     });
     await s.reports.waitFor((r) => r.type === "exit", 30_000);
     const connects = s.reports.items.filter((r): r is ConnectEvent => r.type === "connect");
-    assert.equal(connects.length, 2, JSON.stringify(s.reports.items) + s.output());
+    assert.equal(connects.length, 3, JSON.stringify(s.reports.items) + s.output());
     assert.deepEqual(
-      connects.map((c) => c.call),
-      ["call-one", "call-one"],
+      connects.map((c) => [c.port, c.call, c.verdict]),
+      [
+        [proxyPort, "call-one", "performed"],
+        [proxyPort, "call-one", "performed"],
+        [otherPort, null, "performed"],
+      ],
     );
   });
 });

@@ -43,6 +43,8 @@ export interface SuperviseOptions {
   nproc?: number;
   oomScoreAdj?: number;
   env?: Record<string, string>;
+  /** The egress proxy's port: loopback connects to it are reported with their call. */
+  proxyPort?: number;
 }
 
 export function supervise(t: TestContext, options: SuperviseOptions): Supervised {
@@ -57,6 +59,7 @@ export function supervise(t: TestContext, options: SuperviseOptions): Supervised
       mode: options.mode ?? "registries",
       setenv: {},
       graceMs: 2_000,
+      ...(options.proxyPort !== undefined ? { proxyPort: options.proxyPort } : {}),
     }),
     ...(options.rules ?? []),
     "--",

@@ -141,7 +141,7 @@ describe("the supervisor's control channel", () => {
     });
     assert.equal(connect.type, "connect");
     assert.throws(() => SupervisorMessage.parse({ type: "connect", pid: 7 }));
-    const args = supervisorArgs({
+    const options = {
       hold: true,
       nproc: 100,
       oomScoreAdj: 1000,
@@ -149,10 +149,17 @@ describe("the supervisor's control channel", () => {
       mode: "lockdown",
       setenv: { CHAT_UI_AGENT_RUN_ID: "r.1" },
       graceMs: 2_000,
-    });
+    } as const;
+    const args = supervisorArgs(options);
     assert.deepEqual(args.slice(0, 5), ["--supervise", "--control-fd", "4", "--channel-fd", "3"]);
     assert.ok(args.includes("--hold"));
     assert.deepEqual(args.slice(-2), ["--setenv", "CHAT_UI_AGENT_RUN_ID=r.1"]);
+    assert.ok(!args.includes("--proxy-port"));
+    const withPort = supervisorArgs({ ...options, proxyPort: 3128 });
+    assert.deepEqual(withPort.slice(withPort.indexOf("--proxy-port"), withPort.indexOf("--proxy-port") + 2), [
+      "--proxy-port",
+      "3128",
+    ]);
   });
 });
 
@@ -229,6 +236,9 @@ describe("launch plan: the tools' supervisor and egress guard", () => {
     const withProxy = await plan(t, FULL, { egressProxy: "http://127.0.0.1:3128" });
     assert.equal(withProxy.spec.executor.env.HTTPS_PROXY, "http://127.0.0.1:3128");
     assert.equal(withProxy.spec.executor.env.NO_PROXY, "localhost,127.0.0.1,::1");
+    // The supervisor is told the port the tools were given: connects to it name their call at once.
+    assert.equal(withProxy.spec.executor.supervised?.options.proxyPort, 3128);
+    assert.equal(without.spec.executor.supervised?.options.proxyPort, undefined);
     // Pi itself is not the tools: it keeps its own environment.
     assert.equal(withProxy.spec.pi.env.HTTPS_PROXY, undefined);
     await assert.rejects(async () => plan(t, FULL, { egressProxy: "http://10.1.2.3:3128" }), /egress proxy/);
