@@ -29,6 +29,7 @@
 #include <linux/seccomp.h>
 #include <netinet/in.h>
 #include <poll.h>
+#include <sched.h>
 #include <signal.h>
 #include <stdarg.h>
 #include <stdlib.h>
@@ -116,6 +117,11 @@ static struct {
   int sync_wakeup;
   /* When the reports queued for later go out (0: none waiting). */
   long long flush_at;
+  /* Our own CPU mask, read at start: put back after each install (pin_to_this_cpu). */
+  cpu_set_t own_mask;
+  int own_mask_known;
+  /* sockfs's mount id (tool_socket); 0: unknown, the fd's link is read instead. */
+  long sockfs_mount;
   int executor_done;
   int executor_status;
   int ending;
@@ -267,23 +273,64 @@ static void respond(uint64_t id, int error, int64_t value, uint32_t flags) {
 
 static int still_valid(uint64_t id) { return ioctl(S.listener, SECCOMP_IOCTL_NOTIF_ID_VALID, &id) == 0; }
 
-/* Installs a copy of `sock` over the tool's fd number and answers `error` (0: connected; EINPROGRESS: under way).
- * `sock` stays ours to close. */
-static void install(uint64_t id, int tool_fd, int sock, int nonblocking, int cloexec, int error) {
-  int flags = fcntl(sock, F_GETFL);
-  if (flags >= 0) fcntl(sock, F_SETFL, nonblocking ? (flags | O_NONBLOCK) : (flags & ~O_NONBLOCK));
+/*
+ * SECCOMP_IOCTL_NOTIF_ADDFD wakes the tool to install the socket, and the tool wakes us back, both the ordinary
+ * way: the scheduler puts each on an idle CPU if there is one, so on a quiet machine every connect moved both tasks
+ * between CPUs, twice, and ran about twice as slow as when both stayed on one (perf sched; bench:tools). For the
+ * install alone, both are held on the CPU we run on (the tool's: its notification woke us here), and each one's own
+ * mask is put back at once. The rest of the exchange stays here by itself: the notification and the answer are
+ * synchronous wake-ups. A tool thread that changes its own mask in that instant may find ours undone; a task or a
+ * cpuset that refuses the change leaves the install as it was, only slower.
+ */
+struct pin {
+  int held; /* 0: nothing changed; 1: the tool's mask; 2: the tool's and ours */
+  cpu_set_t tool_mask;
+};
+
+static void pin_to_this_cpu(pid_t pid, struct pin *pin) {
+  pin->held = 0;
+  int cpu = sched_getcpu();
+  if (cpu < 0 || !S.own_mask_known) return;
+  cpu_set_t here;
+  CPU_ZERO(&here);
+  CPU_SET(cpu, &here);
+  if (sched_getaffinity(pid, sizeof(pin->tool_mask), &pin->tool_mask) != 0) return;
+  if (sched_setaffinity(pid, sizeof(here), &here) != 0) return;
+  pin->held = 1;
+  if (sched_setaffinity(0, sizeof(here), &here) == 0) pin->held = 2;
+}
+
+static void unpin(pid_t pid, const struct pin *pin) {
+  if (pin->held == 2) sched_setaffinity(0, sizeof(S.own_mask), &S.own_mask);
+  if (pin->held >= 1) sched_setaffinity(pid, sizeof(pin->tool_mask), &pin->tool_mask);
+}
+
+/* Installs a copy of `sock` over the tool's fd number, in the tool's blocking mode, and answers `error` (0:
+ * connected; EINPROGRESS: under way). `sock` stays ours to close. */
+static void install(uint64_t id, pid_t pid, int tool_fd, int sock, int sock_nonblocking, int nonblocking, int cloexec,
+                    int error) {
+  if (nonblocking != sock_nonblocking) {
+    int flags = fcntl(sock, F_GETFL);
+    if (flags >= 0) fcntl(sock, F_SETFL, nonblocking ? (flags | O_NONBLOCK) : (flags & ~O_NONBLOCK));
+  }
   struct seccomp_notif_addfd addfd = {.id = id,
                                       .flags = SECCOMP_ADDFD_FLAG_SETFD,
                                       .srcfd = (uint32_t)sock,
                                       .newfd = (uint32_t)tool_fd,
                                       .newfd_flags = cloexec ? O_CLOEXEC : 0};
+  struct pin pin;
+  pin_to_this_cpu(pid, &pin);
   int installed = ioctl(S.listener, SECCOMP_IOCTL_NOTIF_ADDFD, &addfd);
   int err = errno;
+  unpin(pid, &pin);
   if (installed < 0) {
     if (err != ENOENT) respond(id, err, 0, 0);
     return;
   }
   respond(id, error, 0, 0);
+  /* The answer woke the tool on this CPU (a synchronous wake-up), where it waits for us to sleep: it goes first,
+   * and the report, the socket's close and the next poll follow. */
+  sched_yield();
 }
 
 /* ------------------------------------------------------------------ reading the tool's side */
@@ -299,13 +346,43 @@ static long long socket_inode(pid_t pid, int fd) {
   return strtoll(link + 8, NULL, 10);
 }
 
-/* The file status flags of the tool's fd (O_NONBLOCK, O_CLOEXEC), from /proc/<pid>/fdinfo. */
-static int fd_flags(pid_t pid, int fd) {
-  char path[64], text[256];
+/* A field of an fdinfo text ("\nname:"), or NULL. */
+static const char *fdinfo_field(const char *text, const char *name) {
+  const char *at = strstr(text, name);
+  return at ? at + strlen(name) : NULL;
+}
+
+/* The mount id of sockfs (every socket's file lives there), from a socket of our own (0: this kernel's fdinfo does
+ * not say). */
+static long sockfs_mount_id(void) {
+  int sock = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  if (sock < 0) return 0;
+  char path[64], text[512];
+  snprintf(path, sizeof(path), "/proc/self/fdinfo/%d", sock);
+  long id = 0;
+  if (read_small_file(path, text, sizeof(text)) > 0) {
+    const char *mount = fdinfo_field(text, "\nmnt_id:");
+    if (mount && fdinfo_field(text, "\nino:")) id = strtol(mount, NULL, 10);
+  }
+  close(sock);
+  return id;
+}
+
+/* The tool's fd from its /proc/<pid>/fdinfo alone (one read per connect): the inode if it is a socket, that is a
+ * file on sockfs (0: not a socket; -1: no such fd), and its status flags (O_NONBLOCK, O_CLOEXEC). Where fdinfo
+ * names no mount or inode, the fd's link says whether it is a socket. */
+static long long tool_socket(pid_t pid, int fd, int *flags) {
+  char path[64], text[512];
   snprintf(path, sizeof(path), "/proc/%d/fdinfo/%d", (int)pid, fd);
-  if (read_small_file(path, text, sizeof(text)) <= 0) return 0;
-  const char *at = strstr(text, "flags:");
-  return at ? (int)strtol(at + 6, NULL, 8) : 0;
+  *flags = 0;
+  if (read_small_file(path, text, sizeof(text)) <= 0) return -1;
+  const char *status = fdinfo_field(text, "\nflags:");
+  if (status) *flags = (int)strtol(status, NULL, 8);
+  const char *mount = fdinfo_field(text, "\nmnt_id:");
+  const char *inode = fdinfo_field(text, "\nino:");
+  if (S.sockfs_mount > 0 && mount && inode)
+    return strtol(mount, NULL, 10) == S.sockfs_mount ? strtoll(inode, NULL, 10) : 0;
+  return socket_inode(pid, fd);
 }
 
 /* Whether `inode` is listed in one of the given /proc/<pid>/net tables, at whitespace field `field`. */
@@ -481,7 +558,8 @@ static void connect_inet(const struct seccomp_notif *req, const struct sockaddr_
     connect_event(pid, asker_call(&asker), sa->ss_family, address, port, 0, "refused", EACCES, 0);
     return;
   }
-  long long inode = socket_inode(pid, tool_fd);
+  int flags = 0;
+  long long inode = tool_socket(pid, tool_fd, &flags);
   if (inode <= 0) {
     respond(req->id, inode < 0 ? EBADF : ENOTSOCK, 0, 0);
     return;
@@ -493,7 +571,6 @@ static void connect_inet(const struct seccomp_notif *req, const struct sockaddr_
     connect_event(pid, asker_call(&asker), sa->ss_family, address, port, 0, "continued", 0, 0);
     return;
   }
-  int flags = fd_flags(pid, tool_fd);
   int sock = socket(sa->ss_family, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, IPPROTO_TCP);
   if (sock < 0) {
     int err = errno;
@@ -512,7 +589,7 @@ static void connect_inet(const struct seccomp_notif *req, const struct sockaddr_
   int named = !loopback || proxy;
   int cloexec = (flags & O_CLOEXEC) != 0;
   if (err == 0 || (err == EINPROGRESS && nonblocking)) {
-    install(req->id, tool_fd, sock, nonblocking, cloexec, err);
+    install(req->id, pid, tool_fd, sock, 1, nonblocking, cloexec, err);
     /* The tool has its answer: what follows is the report. */
     connect_event(pid, named ? asker_call(&asker) : NULL, sa->ss_family, address, port, local_port(sock), "performed",
                   err, proxy);
@@ -553,7 +630,7 @@ static void settle_pending(int index, int timed_out) {
   const char *call = p.call[0] ? p.call : NULL;
   int local = 0;
   if (err == 0) {
-    install(p.id, p.tool_fd, p.sock, 0, p.cloexec, 0);
+    install(p.id, p.pid, p.tool_fd, p.sock, 1, 0, p.cloexec, 0);
     local = local_port(p.sock);
   } else {
     respond(p.id, err, 0, 0);
@@ -566,7 +643,8 @@ static void settle_pending(int index, int timed_out) {
 static void connect_unix(const struct seccomp_notif *req, const struct sockaddr_storage *sa, socklen_t length) {
   pid_t pid = (pid_t)req->pid;
   int tool_fd = (int)req->data.args[0];
-  long long inode = socket_inode(pid, tool_fd);
+  int flags = 0;
+  long long inode = tool_socket(pid, tool_fd, &flags);
   if (inode <= 0) {
     respond(req->id, inode < 0 ? EBADF : ENOTSOCK, 0, 0);
     return;
@@ -578,7 +656,6 @@ static void connect_unix(const struct seccomp_notif *req, const struct sockaddr_
     respond(req->id, EPROTOTYPE, 0, 0);
     return;
   }
-  int flags = fd_flags(pid, tool_fd);
   int sock = socket(AF_UNIX, type | SOCK_CLOEXEC, 0);
   if (sock < 0) {
     respond(req->id, errno, 0, 0);
@@ -615,7 +692,7 @@ static void connect_unix(const struct seccomp_notif *req, const struct sockaddr_
     respond(req->id, err, 0, 0);
     return;
   }
-  install(req->id, tool_fd, sock, (flags & O_NONBLOCK) != 0, (flags & O_CLOEXEC) != 0, 0);
+  install(req->id, pid, tool_fd, sock, 0, (flags & O_NONBLOCK) != 0, (flags & O_CLOEXEC) != 0, 0);
   close(sock);
 }
 
@@ -932,6 +1009,8 @@ int supervise_main(const struct supervise_options *o, char **argv) {
     /* Linux >= 6.6: the tool hands its CPU to the supervisor and back (no cross-CPU wake-ups per connect). Older
      * kernels refuse the flag: only slower, the same checks. */
     S.sync_wakeup = ioctl(S.listener, SECCOMP_IOCTL_NOTIF_SET_FLAGS, (uint64_t)SECCOMP_USER_NOTIF_FD_SYNC_WAKE_UP) == 0;
+    S.own_mask_known = sched_getaffinity(0, sizeof(S.own_mask), &S.own_mask) == 0;
+    S.sockfs_mount = sockfs_mount_id();
     S.request = calloc(1, S.request_size);
     S.response = calloc(1, S.response_size);
     if (!S.request || !S.response) return 126;
