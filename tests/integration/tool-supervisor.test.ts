@@ -17,6 +17,7 @@ import {
   openSync,
   readFileSync,
   rmSync,
+  writeFileSync,
   writeSync,
 } from "node:fs";
 import { createServer } from "node:http";
@@ -201,6 +202,75 @@ describe("the tools' supervisor", {
       connects.some((c) => c.port === 1),
       "the connect to a closed loopback port is reported",
     );
+  });
+
+  it("a connect on an fd that is not a socket fails as the kernel's would (ENOTSOCK, EBADF) and leaves the fd as it was; a socket's connect works", {
+    skip: !guarded ? "no seccomp user notification with ADDFD on this kernel" : false,
+  }, async (t) => {
+    const { workspace, home } = scratch(t);
+    const server = createServer((_q, r) => r.end("ok"));
+    await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+    t.after(() => server.close());
+    const port = (server.address() as AddressInfo).port;
+    // A program that calls connect() itself on a file, a closed fd number, a pipe and a socket (no library between).
+    const source = path.join(workspace, "fds.c");
+    const program = path.join(workspace, "fds");
+    writeFileSync(
+      source,
+      `#include <arpa/inet.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <sys/socket.h>
+#include <unistd.h>
+int main(int argc, char **argv) {
+  struct sockaddr_in a = {.sin_family = AF_INET, .sin_port = htons(atoi(argv[1])), .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
+  int file = open(argv[2], O_RDONLY), pipes[2];
+  if (file < 0 || pipe(pipes) != 0) return 2;
+  int r1 = connect(file, (void *)&a, sizeof(a)), e1 = errno;
+  int r2 = connect(999, (void *)&a, sizeof(a)), e2 = errno;
+  int r3 = connect(pipes[0], (void *)&a, sizeof(a)), e3 = errno;
+  char c = 0;
+  int readable = read(file, &c, 1) == 1 && c == 'x';
+  int sock = socket(AF_INET, SOCK_STREAM, 0);
+  int r4 = connect(sock, (void *)&a, sizeof(a));
+  printf("{\\"file\\":%d,\\"closed\\":%d,\\"pipe\\":%d,\\"fileReadable\\":%d,\\"socket\\":%d}\\n",
+         r1 ? e1 : 0, r2 ? e2 : 0, r3 ? e3 : 0, readable, r4);
+  return 0;
+}
+`,
+    );
+    const data = path.join(workspace, "data.txt");
+    writeFileSync(data, "x");
+    const built = spawnSync("gcc", ["-O1", "-o", program, source], { encoding: "utf8" });
+    assert.equal(built.status, 0, built.stderr);
+    chownSync(program, NOBODY, NOBODY);
+    const s = supervise(t, {
+      program: [program, String(port), data],
+      cwd: workspace,
+      uid: NOBODY,
+      rules: rules(workspace, home),
+      filter: "notify",
+    });
+    const exit = await s.reports.waitFor((r) => r.type === "exit", 30_000);
+    await s.exited;
+    assert.equal(exit.type === "exit" && exit.code, 0, s.output());
+    const line = s
+      .output()
+      .split("\n")
+      .find((l) => l.startsWith('{"file"'));
+    assert.ok(line, s.output());
+    assert.deepEqual(JSON.parse(line), {
+      file: osConstants.errno.ENOTSOCK,
+      closed: osConstants.errno.EBADF,
+      pipe: osConstants.errno.ENOTSOCK,
+      fileReadable: 1,
+      socket: 0,
+    });
+    // Only the socket's connect was performed (the others were refused before anything was connected).
+    const performed = s.reports.items.filter((r) => r.type === "connect" && r.verdict === "performed");
+    assert.equal(performed.length, 1, JSON.stringify(s.reports.items));
   });
 
   it("without Landlock's TCP rule (kernels before 6.7) nothing continues in the kernel: the supervisor performs unix connects too, and they work", {
