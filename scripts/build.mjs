@@ -96,6 +96,30 @@ const ownZodMini = {
   },
 };
 
+/**
+ * pino-roll (the bounded log file) takes five functions from date-fns through its CommonJS index, which loads all of
+ * date-fns (370 KB, hundreds of modules) when the logger starts: in the bridge, while Pi boots on the same CPUs.
+ * Settled here: for pino-roll, `date-fns` is a module that loads just those five from their own files.
+ */
+export const DATE_FNS_FOR_PINO_ROLL = ["format", "addDays", "addHours", "parse", "isValid"];
+const dateFnsForPinoRoll = {
+  name: "date-fns-for-pino-roll",
+  setup(build) {
+    build.onResolve({ filter: /^date-fns$/ }, (args) =>
+      /[\\/]node_modules[\\/]pino-roll[\\/]/.test(args.importer)
+        ? { path: args.importer, namespace: "date-fns-for-pino-roll" }
+        : undefined,
+    );
+    build.onLoad({ filter: /.*/, namespace: "date-fns-for-pino-roll" }, (args) => ({
+      contents: DATE_FNS_FOR_PINO_ROLL.map(
+        (name) => `exports.${name} = require("date-fns/${name}").${name};`,
+      ).join("\n"),
+      resolveDir: path.dirname(args.path),
+      loader: "js",
+    }));
+  },
+};
+
 function banner(program) {
   // Some bundled CommonJS dependencies call require(); give the ESM bundle one.
   const requireShim =
@@ -126,7 +150,9 @@ export async function buildAll() {
       target: "node22",
       external: RUNTIME_EXTERNALS,
       define: SETTLED_DEFINES,
-      plugins: entry.split ? [settleOptionalModules, ownZodMini] : [settleOptionalModules],
+      plugins: entry.split
+        ? [settleOptionalModules, dateFnsForPinoRoll, ownZodMini]
+        : [settleOptionalModules, dateFnsForPinoRoll],
       banner: { js: banner(entry.output) },
       legalComments: "none",
       logLevel: "warning",

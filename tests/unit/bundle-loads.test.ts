@@ -7,7 +7,7 @@ import { existsSync, readdirSync, readFileSync } from "node:fs";
 import { builtinModules } from "node:module";
 import path from "node:path";
 import { test } from "node:test";
-import { outDir, SETTLED_OPTIONAL_MODULES } from "../../scripts/build.mjs";
+import { DATE_FNS_FOR_PINO_ROLL, outDir, SETTLED_OPTIONAL_MODULES } from "../../scripts/build.mjs";
 
 const builtins = new Set(builtinModules.flatMap((name) => [name, `node:${name}`]));
 
@@ -58,4 +58,14 @@ test("what bridge.mjs loads before it starts Pi holds zod/mini, not the full zod
   }
   // The full zod with its locales is about 700 KB; all of it loaded before Pi starts was about 40 ms.
   assert.ok(bytes < 300_000, `bridge.mjs loads ${bytes} bytes before it starts Pi`);
+});
+
+test("the bridge's log file (pino-roll) gets only the date-fns functions it takes, not all of date-fns", () => {
+  assert.deepEqual(DATE_FNS_FOR_PINO_ROLL, ["format", "addDays", "addHours", "parse", "isValid"]);
+  for (const file of bridgeFiles().filter((f) => !f.endsWith("chat-ui-agent.mjs"))) {
+    const text = readFileSync(file, "utf8");
+    // Functions of date-fns that pino-roll never uses (the whole index would bring them).
+    for (const unused of ["eachWeekendOfInterval", "formatDistanceStrict", "differenceInBusinessDays"])
+      assert.ok(!text.includes(unused), `${path.relative(outDir, file)} holds date-fns's ${unused}`);
+  }
 });
