@@ -120,6 +120,29 @@ const dateFnsForPinoRoll = {
   },
 };
 
+/**
+ * zod re-exports every locale it has (`z.locales`, 250 KB of the bundles), and nothing here uses one but English,
+ * which zod loads by itself: settled here, the locales index holds `en` alone.
+ */
+const zodEnglishOnly = {
+  name: "zod-english-only",
+  setup(build) {
+    build.onResolve({ filter: /^\.\.\/locales\/index\.js$/, namespace: "file" }, (args) =>
+      /[\\/]node_modules[\\/]zod[\\/]v4[\\/]/.test(args.importer)
+        ? {
+            path: path.join(path.dirname(args.importer), "..", "locales", "index.js"),
+            namespace: "zod-english-only",
+          }
+        : undefined,
+    );
+    build.onLoad({ filter: /.*/, namespace: "zod-english-only" }, (args) => ({
+      contents: 'export { default as en } from "./en.js";',
+      resolveDir: path.dirname(args.path),
+      loader: "js",
+    }));
+  },
+};
+
 function banner(program) {
   // Some bundled CommonJS dependencies call require(); give the ESM bundle one.
   const requireShim =
@@ -151,8 +174,8 @@ export async function buildAll() {
       external: RUNTIME_EXTERNALS,
       define: SETTLED_DEFINES,
       plugins: entry.split
-        ? [settleOptionalModules, dateFnsForPinoRoll, ownZodMini]
-        : [settleOptionalModules, dateFnsForPinoRoll],
+        ? [settleOptionalModules, dateFnsForPinoRoll, zodEnglishOnly, ownZodMini]
+        : [settleOptionalModules, dateFnsForPinoRoll, zodEnglishOnly],
       banner: { js: banner(entry.output) },
       legalComments: "none",
       logLevel: "warning",

@@ -69,3 +69,16 @@ test("the bridge's log file (pino-roll) gets only the date-fns functions it take
       assert.ok(!text.includes(unused), `${path.relative(outDir, file)} holds date-fns's ${unused}`);
   }
 });
+
+test("zod's locales are English alone in every bundle (nothing uses another; each was 360 KB of every bundle)", () => {
+  const bundles = [
+    ...readdirSync(outDir).filter((name) => name.endsWith(".mjs")),
+    ...readdirSync(path.join(outDir, "chunks")).map((name) => path.join("chunks", name)),
+  ];
+  for (const name of bundles) {
+    const text = readFileSync(path.join(outDir, name), "utf8");
+    // zod's Dutch and Indonesian messages (locales/nl.js, locales/id.js: ASCII, as esbuild writes them); English stays.
+    for (const foreign of ["Ongeldige invoer", "Input tidak valid"])
+      assert.ok(!text.includes(foreign), `${name} holds zod's locale with ${foreign}`);
+  }
+});
