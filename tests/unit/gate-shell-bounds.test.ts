@@ -141,17 +141,21 @@ test("random bash-like text never throws and always yields a decision with reaso
 
 test("the time budget counts the deciding thread's CPU, not other threads' (a busy host or V8's own threads)", async () => {
   const { Worker } = await import("node:worker_threads");
-  // Another thread of this process burns 100 ms of its own CPU (measured by itself, so a loaded host only makes
+  // Another thread of this process burns 400 ms of its own CPU (measured by itself, so a loaded host only makes
   // it slower) while the deciding thread only waits. The charge is read directly: the wall cap (a separate
   // backstop) would make a slow run's expired() true whatever the accounting.
   // The worker starts burning only when told, so its own set-up (work of this thread) is not in the budget.
+  // Waiting is not free: while it only awaited the worker, this thread used up to 27 ms of its own CPU in 1 run
+  // of 4 here (no collection observed: V8's own tasks on an idle main thread), and 35 ms in one CI run. That CPU
+  // is this thread's and is rightly charged; the margin keeps it apart from what is tested, since charging the
+  // worker would charge all of its 400 ms.
   const busy = new Worker(
-    "const { parentPort } = require('node:worker_threads'); const cpu = () => { const u = process.threadCpuUsage(); return (u.user + u.system) / 1000; }; parentPort.once('message', () => { const end = cpu() + 100; while (cpu() < end); process.exit(0); });",
+    "const { parentPort } = require('node:worker_threads'); const cpu = () => { const u = process.threadCpuUsage(); return (u.user + u.system) / 1000; }; parentPort.once('message', () => { const end = cpu() + 400; while (cpu() < end); process.exit(0); });",
     { eval: true },
   );
   await new Promise((resolve) => busy.once("online", resolve));
   const budget = new Budget(30);
   busy.postMessage("go");
   await new Promise((resolve) => busy.once("exit", resolve));
-  assert.ok(budget.cpuUsedMs() < 30, `another thread's CPU time was charged: ${budget.cpuUsedMs()} ms`);
+  assert.ok(budget.cpuUsedMs() < 150, `another thread's CPU time was charged: ${budget.cpuUsedMs()} ms`);
 });
