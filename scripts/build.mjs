@@ -97,51 +97,52 @@ const ownZodMini = {
 };
 
 /**
+ * A module a dependency imports, settled at build time: `specifier`, imported from a file `importer` matches,
+ * becomes `contents`, whose own imports resolve from `resolveDir(importer)`.
+ */
+function substitute({ name, specifier, importer, resolveDir, contents }) {
+  return {
+    name,
+    setup(build) {
+      build.onResolve({ filter: specifier, namespace: "file" }, (args) =>
+        importer.test(args.importer) ? { path: resolveDir(args.importer), namespace: name } : undefined,
+      );
+      build.onLoad({ filter: /.*/, namespace: name }, (args) => ({
+        contents,
+        resolveDir: args.path,
+        loader: "js",
+      }));
+    },
+  };
+}
+
+/**
  * pino-roll (the bounded log file) takes five functions from date-fns through its CommonJS index, which loads all of
  * date-fns (370 KB, hundreds of modules) when the logger starts: in the bridge, while Pi boots on the same CPUs.
  * Settled here: for pino-roll, `date-fns` is a module that loads just those five from their own files.
  */
 export const DATE_FNS_FOR_PINO_ROLL = ["format", "addDays", "addHours", "parse", "isValid"];
-const dateFnsForPinoRoll = {
+const dateFnsForPinoRoll = substitute({
   name: "date-fns-for-pino-roll",
-  setup(build) {
-    build.onResolve({ filter: /^date-fns$/ }, (args) =>
-      /[\\/]node_modules[\\/]pino-roll[\\/]/.test(args.importer)
-        ? { path: args.importer, namespace: "date-fns-for-pino-roll" }
-        : undefined,
-    );
-    build.onLoad({ filter: /.*/, namespace: "date-fns-for-pino-roll" }, (args) => ({
-      contents: DATE_FNS_FOR_PINO_ROLL.map(
-        (name) => `exports.${name} = require("date-fns/${name}").${name};`,
-      ).join("\n"),
-      resolveDir: path.dirname(args.path),
-      loader: "js",
-    }));
-  },
-};
+  specifier: /^date-fns$/,
+  importer: /[\\/]node_modules[\\/]pino-roll[\\/]/,
+  resolveDir: (importer) => path.dirname(importer),
+  contents: DATE_FNS_FOR_PINO_ROLL.map(
+    (name) => `exports.${name} = require("date-fns/${name}").${name};`,
+  ).join("\n"),
+});
 
 /**
  * zod re-exports every locale it has (`z.locales`, 250 KB of the bundles), and nothing here uses one but English,
  * which zod loads by itself: settled here, the locales index holds `en` alone.
  */
-const zodEnglishOnly = {
+const zodEnglishOnly = substitute({
   name: "zod-english-only",
-  setup(build) {
-    build.onResolve({ filter: /^\.\.\/locales\/index\.js$/, namespace: "file" }, (args) =>
-      /[\\/]node_modules[\\/]zod[\\/]v4[\\/]/.test(args.importer)
-        ? {
-            path: path.join(path.dirname(args.importer), "..", "locales", "index.js"),
-            namespace: "zod-english-only",
-          }
-        : undefined,
-    );
-    build.onLoad({ filter: /.*/, namespace: "zod-english-only" }, (args) => ({
-      contents: 'export { default as en } from "./en.js";',
-      resolveDir: path.dirname(args.path),
-      loader: "js",
-    }));
-  },
-};
+  specifier: /^\.\.\/locales\/index\.js$/,
+  importer: /[\\/]node_modules[\\/]zod[\\/]v4[\\/]/,
+  resolveDir: (importer) => path.join(path.dirname(importer), "..", "locales"),
+  contents: 'export { default as en } from "./en.js";',
+});
 
 function banner(program) {
   // Some bundled CommonJS dependencies call require(); give the ESM bundle one.
