@@ -164,23 +164,17 @@ static void vemit(int soon, const char *fmt, va_list args) {
   flush_out();
 }
 
-static void emit(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
-static void emit(const char *fmt, ...) {
+/* `soon`: a report nobody waits for. Sending each at once would wake the bridge once per connect, and a woken reader
+ * lands on the CPU the tool was just given back (a synchronous wake-up), ahead of it. */
+static void emit_when(int soon, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static void emit_when(int soon, const char *fmt, ...) {
   va_list args;
   va_start(args, fmt);
-  vemit(0, fmt, args);
+  vemit(soon, fmt, args);
   va_end(args);
 }
 
-/* A report nobody waits for: sending each one at once would wake the bridge once per connect, and a woken reader
- * lands on the CPU the tool was just given back (a synchronous wake-up), ahead of it. */
-static void emit_soon(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
-static void emit_soon(const char *fmt, ...) {
-  va_list args;
-  va_start(args, fmt);
-  vemit(1, fmt, args);
-  va_end(args);
-}
+#define emit(...) emit_when(0, __VA_ARGS__)
 
 /* A call label as JSON: labels are checked to be [A-Za-z0-9._:-] when granted and read (no escaping needed). */
 static const char *json_label(const char *label, char *buf, size_t size) {
@@ -540,7 +534,7 @@ static int to_proxy(int loopback, int port) {
 static void connect_event(pid_t pid, const char *call, int family, const char *address, int port, int local,
                           const char *verdict, int err, int at_once) {
   char label[MAX_LABEL + 3];
-  (at_once ? emit : emit_soon)("{\"type\":\"connect\",\"pid\":%d,\"call\":%s,\"family\":\"%s\",\"address\":\"%s\",\"port\":%d,"
+  emit_when(!at_once, "{\"type\":\"connect\",\"pid\":%d,\"call\":%s,\"family\":\"%s\",\"address\":\"%s\",\"port\":%d,"
        "\"localPort\":%d,\"verdict\":\"%s\",\"errno\":%d}",
        (int)pid, json_label(call, label, sizeof(label)), family == AF_INET ? "inet" : "inet6", address, port, local,
        verdict, err);
