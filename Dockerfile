@@ -80,6 +80,9 @@ COPY --from=pi /src/package.json /src/package-lock.json /opt/chat-ui-agent/
 COPY --from=pi /src/patches/ /opt/chat-ui-agent/patches/
 COPY --from=pi /src/scripts/pi-patches.mjs /opt/chat-ui-agent/scripts/
 COPY --from=build /src/build/opt/chat-ui-agent/ /opt/chat-ui-agent/
+# Last: Pi's compile cache (/opt/chat-ui-agent/compile-cache), built by starting Pi once as root, as the bridge
+# starts it, at the paths and with the Node it runs with here. The bridge hands it to Pi only where the tools
+# cannot write it (the check below keeps it root's).
 RUN ln -s /opt/chat-ui-agent/node_modules/.bin/pi /usr/local/bin/pi \
  && printf '#!/bin/sh\nexec node /opt/chat-ui-agent/policy-cli.mjs "$@"\n' > /usr/local/bin/chat-ui-agent-policy \
  && chmod 0755 /usr/local/bin/chat-ui-agent-policy \
@@ -87,7 +90,8 @@ RUN ln -s /opt/chat-ui-agent/node_modules/.bin/pi /usr/local/bin/pi \
  && chmod 0755 /usr/local/bin/chat-ui-agent \
  && chat-ui-agent --version \
  && pi --version \
- && rm -rf /tmp/node-compile-cache
+ && rm -rf /tmp/node-compile-cache \
+ && node /opt/chat-ui-agent/warm-compile-cache.mjs
 
 # [isolation] The runtime (gate, bundles, Pi, the Landlock helper) must be root's and read-only for everyone else:
 # checked, not chmod-ed (a recursive chmod would copy all of node_modules into a new layer). Fails the build.

@@ -16,6 +16,12 @@ import {
 } from "node:fs";
 import path from "node:path";
 import {
+  COMPILE_CACHE_DIR,
+  COMPILE_CACHE_ENV,
+  type CompileCacheDecision,
+  decideCompileCache,
+} from "../agent-runtime/compile-cache.ts";
+import {
   TOOL_HOME_ENV,
   TOOL_SHELL_HELPER_ENV,
   TOOL_SHELL_NEST_ENV,
@@ -79,6 +85,8 @@ export interface LaunchPlan {
   placement: string[];
   /** What the bridge refused or corrected at start to keep a protection (reported, not degraded). */
   notes: string[];
+  /** Whether Pi starts with the bundle dir's compile cache. */
+  compileCache: CompileCacheDecision;
 }
 
 export interface PlanInput {
@@ -151,6 +159,16 @@ export function planLaunch(input: PlanInput): LaunchPlan {
     placement.push(`the state dir ${stateDir} lies inside ${grantedTree}, which the tools may reach`);
   }
 
+  // Pi's compile cache is code Pi runs: only one the tools cannot write, never one inherited from the bridge.
+  const compileCache = decideCompileCache(path.join(input.bundleDir, COMPILE_CACHE_DIR), writable);
+  if (!compileCache.use && compileCache.why !== "missing")
+    notes.push(`Pi's compile cache ${compileCache.dir} is not used (${compileCache.why}): Pi starts slower`);
+  const inheritedCache = input.env[COMPILE_CACHE_ENV];
+  if (inheritedCache && !(compileCache.use && path.resolve(inheritedCache) === compileCache.dir))
+    notes.push(
+      `${COMPILE_CACHE_ENV} (${inheritedCache}) is not passed to Pi: only the bundle dir's cache is`,
+    );
+
   const piTree = preparePrivateTree(stateDir, principals);
   const seed = operatorAgentDir(input.env);
   if (seed && protectedAtAll && writable(path.join(seed, "models.json"))) {
@@ -206,6 +224,8 @@ export function planLaunch(input: PlanInput): LaunchPlan {
     [EGRESS_GUARD_ENV]: egress.guard,
     ...(principals.pi.user ? { USER: principals.pi.user, LOGNAME: principals.pi.user } : {}),
   });
+  delete piEnv[COMPILE_CACHE_ENV];
+  if (compileCache.use) piEnv[COMPILE_CACHE_ENV] = compileCache.dir;
 
   const rules = sandboxed
     ? landlockArgs(domain, probe.abi, { tcpConnect: egress.tier?.landlockTcp === true })
@@ -252,6 +272,7 @@ export function planLaunch(input: PlanInput): LaunchPlan {
     egress,
     placement,
     notes,
+    compileCache,
   };
 }
 

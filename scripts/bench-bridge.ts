@@ -5,6 +5,7 @@ import { existsSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import WebSocket from "ws";
+import { COMPILE_CACHE_DIR, COMPILE_CACHE_ENV } from "../agent-runtime/compile-cache.ts";
 import { writeScriptedAgentDir } from "../agent-runtime/dev/agent-dir.ts";
 import { say, startScriptedModel } from "../agent-runtime/dev/scripted-model.ts";
 import { JsonlDecoder } from "../agent-runtime/jsonl.ts";
@@ -332,15 +333,18 @@ async function throughputReplayRss(): Promise<Record<string, Record<string, numb
   };
 }
 
-// 6. Cold start to the first get_state response: raw `pi --mode rpc` vs the bridge (stdio), real Pi both ways.
-async function coldStart(): Promise<Record<string, number>> {
+// 6. Cold start to the first get_state response: raw `pi --mode rpc` vs the bridge (stdio), real Pi both ways,
+// interleaved. The bridge hands Pi the bundle dir's compile cache (npm run build makes it, as the image build
+// does); raw Pi with that same cache is measured too, which leaves the bridge's own cost.
+async function coldStart(): Promise<Record<string, number | boolean>> {
   const model = await startScriptedModel({ script: () => say("unused") });
   const agentDir = await writeScriptedAgentDir(model.baseUrl, mkdtempSync(path.join(stateRoot, "agent-")));
   const pi = findPiInstall(root);
+  const cache = path.join(path.dirname(bundle), COMPILE_CACHE_DIR);
   const common = ["--provider", "scripted", "--model", "scripted-model", "--no-session", "--offline"];
-  const timeToState = async (args: string[]) => {
+  const timeToState = async (args: string[], env: NodeJS.ProcessEnv = {}) => {
     const start = performance.now();
-    const child = startProcess(args, { PI_CODING_AGENT_DIR: agentDir });
+    const child = startProcess(args, { PI_CODING_AGENT_DIR: agentDir, ...env });
     const answered = untilLine(child, (line) => line.includes('"id":"cold"'));
     child.stdin.write(`${JSON.stringify({ id: "cold", type: "get_state" })}\n`);
     await answered;
@@ -349,17 +353,23 @@ async function coldStart(): Promise<Record<string, number>> {
     return ms;
   };
   const raw: number[] = [];
+  const rawCached: number[] = [];
   const bridged: number[] = [];
-  for (let i = 0; i < 5; i++) {
+  const runs = 7;
+  for (let i = 0; i < runs; i++) {
     raw.push(await timeToState(piArgv(pi.cliPath, gate, common)));
     bridged.push(await timeToState([bundle, "--mode", "rpc", "--gate", gate, ...common]));
+    rawCached.push(await timeToState(piArgv(pi.cliPath, gate, common), { [COMPILE_CACHE_ENV]: cache }));
   }
   await model.close();
   return {
+    piCompileCache: existsSync(cache),
     rawPiMedianMs: round(median(raw)),
     bridgeMedianMs: round(median(bridged)),
     ratioBridgeToRaw: round(median(bridged) / median(raw), 3),
-    runs: 5,
+    rawPiWithCompileCacheMedianMs: round(median(rawCached)),
+    ratioBridgeToRawWithCompileCache: round(median(bridged) / median(rawCached), 3),
+    runs,
   };
 }
 

@@ -22,6 +22,8 @@ export const entries = [
   { source: "agent-runtime/executor/main.ts", output: "tool-executor.mjs" },
   // The image's HEALTHCHECK: asks every service of ours running in the container.
   { source: "bridge/healthcheck.ts", output: "healthcheck.mjs" },
+  // Builds Pi's compile cache beside the bundles (npm run build and the image build run it once).
+  { source: "agent-runtime/warm-compile-cache.ts", output: "warm-compile-cache.mjs" },
 ];
 
 /**

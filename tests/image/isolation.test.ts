@@ -151,6 +151,10 @@ async function start(t: TestContext, mode: Mode): Promise<Running> {
   return { container, client, token, port, bridgePid, status, tool, promptUntilDialog, root, logs };
 }
 
+/** Every file of Pi's compile cache, with its digest, then how many there are. */
+const CACHE_DIGEST =
+  "cd /opt/chat-ui-agent/compile-cache && find . -type f | sort | xargs sha256sum | sha256sum && find . | wc -l";
+
 /** The seven attacks of issue 11, as the agent's own shell script. Each prints NAME:SUCCEEDED if it worked. */
 function attackScript(r: { bridgePid: number; piPid: number; policyPath: string; stateDir: string }): string {
   return `#!/bin/sh
@@ -170,6 +174,9 @@ kill -STOP ${r.piPid} 2>/dev/null && kill -CONT ${r.piPid} && echo SIGNAL_PI:SUC
 # 7. modify /opt/chat-ui-agent
 (echo '// changed' >> /opt/chat-ui-agent/approval-gate.mjs) 2>/dev/null && echo OPT_MODIFY:SUCCEEDED
 (touch /opt/chat-ui-agent/planted) 2>/dev/null && echo OPT_PLANT:SUCCEEDED
+# 7b. Pi's compile cache: bytecode Pi would run at its next start (change a module's entry, add one)
+for f in /opt/chat-ui-agent/compile-cache/*/*; do (printf x >> "$f") 2>/dev/null && echo OPT_CACHE_MODIFY:SUCCEEDED; break; done
+(touch /opt/chat-ui-agent/compile-cache/planted /opt/chat-ui-agent/compile-cache/v0-x64-0) 2>/dev/null && echo OPT_CACHE_PLANT:SUCCEEDED
 echo ATTACKS_DONE
 `;
 }
@@ -279,6 +286,7 @@ async function attackRun(t: TestContext, r: Running) {
     `mkdir -p /workspace/.needles && printf '%s\\n' '${r.token}' > /workspace/.needles/token && printf '%s\\n' '${PROVIDER_KEY}' > /workspace/.needles/key && chmod 755 /workspace/.needles && chmod 644 /workspace/.needles/*`,
   );
   const gateBefore = await r.root("sha256sum /opt/chat-ui-agent/approval-gate.mjs");
+  const cacheBefore = await r.root(CACHE_DIGEST);
 
   const attack = attackScript({ bridgePid: r.bridgePid, piPid: status.pi.pid, policyPath, stateDir });
   // In base64, as an adversary would hide it: in plain text the gate's write-then-run inspection sees the policy
@@ -323,6 +331,10 @@ async function attackRun(t: TestContext, r: Running) {
     planted: (await r.root(`test -e ${stateDir}/pi/agent/bin && echo planted || echo clean`)).trim(),
     gate: await r.root("sha256sum /opt/chat-ui-agent/approval-gate.mjs"),
     optPlant: (await r.root("test -e /opt/chat-ui-agent/planted && echo planted || echo clean")).trim(),
+    cache: await r.root(CACHE_DIGEST),
+    piCompileCache: (
+      await r.root(`tr '\\0' '\\n' < /proc/${status.pi.pid}/environ | grep '^NODE_COMPILE_CACHE=' || true`)
+    ).trim(),
     pushed: (await r.root("test -e /workspace/PUSHED && echo pushed || echo absent")).trim(),
     states: await r.root(`grep '^State' /proc/${r.bridgePid}/status /proc/${status.pi.pid}/status`),
   };
@@ -332,7 +344,7 @@ async function attackRun(t: TestContext, r: Running) {
     const worked = open.some((o) => o.startsWith(a) || (a === "AUTH" && o === "DIALOG_APPROVE"));
     t.diagnostic(`${a.padEnd(12)} ${worked ? "SUCCEEDED" : `blocked by ${heldBy(a, iso)}`}`);
   }
-  return { iso, open, stillPending, outside, gateBefore, ran, stolen };
+  return { iso, open, stillPending, outside, gateBefore, cacheBefore, ran, stolen };
 }
 
 describe("isolation in the image: the bridge, Pi and the tools as three principals", {
@@ -391,6 +403,10 @@ describe("isolation in the image: the bridge, Pi and the tools as three principa
       assert.equal(result.outside.planted, "clean");
       assert.equal(result.outside.gate, result.gateBefore);
       assert.equal(result.outside.optPlant, "clean");
+      // The image has Pi's compile cache, the bridge gave it to Pi, and the tools changed nothing in it.
+      assert.ok(Number(result.cacheBefore.trim().split("\n").at(-1)) > 100, result.cacheBefore);
+      assert.equal(result.outside.cache, result.cacheBefore);
+      assert.equal(result.outside.piCompileCache, "NODE_COMPILE_CACHE=/opt/chat-ui-agent/compile-cache");
       assert.equal(result.outside.pushed, "absent");
       assert.doesNotMatch(result.outside.states, /\(stopped\)|\bT\b/);
       // Unauthenticated health says only ok (the report needs the token: bridge_status, the welcome).
@@ -413,6 +429,9 @@ describe("isolation in the image: the bridge, Pi and the tools as three principa
     // What does not depend on Landlock still holds: the token was never in an environment or file.
     assert.ok(!result.open.includes("TOKEN") && !result.open.includes("AUTH"), result.stolen);
     assert.equal(result.outside.optPlant, "clean");
+    // Nothing keeps the tools out of what the bridge's uid owns here: Pi starts without a compile cache.
+    assert.equal(result.outside.cache, result.cacheBefore);
+    assert.equal(result.outside.piCompileCache, "");
   });
 
   it("the health server drops root, and serves as uid 1000 too; it says what a bridge here would get", async () => {

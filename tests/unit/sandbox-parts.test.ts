@@ -2,9 +2,10 @@
 // task cap from the container's budget, the supervisor's control protocol, and what planLaunch makes of them
 // (with a stand-in helper that reports chosen kernel features).
 import assert from "node:assert/strict";
-import { chmodSync, mkdirSync, writeFileSync } from "node:fs";
+import { chmodSync, mkdirSync, symlinkSync, writeFileSync } from "node:fs";
 import path from "node:path";
 import { describe, it, type TestContext } from "node:test";
+import { COMPILE_CACHE_ENV, decideCompileCache } from "../../agent-runtime/compile-cache.ts";
 import {
   checkProxyUrl,
   EGRESS_GUARD_ENV,
@@ -18,7 +19,7 @@ import { processBudget, UNBUDGETED_TOOLS_NPROC } from "../../agent-runtime/sandb
 import { commandLine, SupervisorMessage, supervisorArgs } from "../../agent-runtime/sandbox/supervisor.ts";
 import { decidePrincipals } from "../../bridge/isolation.ts";
 import { planLaunch } from "../../bridge/launch-plan.ts";
-import { tempDir } from "../support/workspace.ts";
+import { privateTempDir, tempDir } from "../support/workspace.ts";
 
 const FULL: KernelFeatures = {
   landlockAbi: 7,
@@ -176,12 +177,20 @@ function fakeHelper(t: TestContext, dir: string, features: KernelFeatures): stri
 async function plan(
   t: TestContext,
   features: KernelFeatures,
-  extra: { landlock?: "on" | "off"; egressProxy?: string } = {},
+  extra: {
+    landlock?: "on" | "off";
+    egressProxy?: string;
+    /** Outside /tmp (which the tools' domain grants), and with a compile cache in the bundle dir. */
+    privateBase?: boolean;
+    compileCache?: boolean;
+    env?: Record<string, string>;
+  } = {},
 ) {
-  const base = await tempDir(t, "plan-");
+  const base = extra.privateBase ? await privateTempDir(t, "plan-") : await tempDir(t, "plan-");
   const bundleDir = path.join(base, "bundle");
   const cwd = path.join(base, "ws");
   for (const dir of [bundleDir, cwd]) mkdirSync(dir);
+  if (extra.compileCache) mkdirSync(path.join(bundleDir, "compile-cache", "v22-x64-0"), { recursive: true });
   fakeHelper(t, bundleDir, features);
   const principals = decidePrincipals({
     euid: 1000,
@@ -201,7 +210,7 @@ async function plan(
     piPackageDir: path.join(base, "node_modules", "pi"),
     pi: { entry: "/pi", gate: "/gate", forwarded: [] },
     runId: "state.",
-    env: { PATH: "/bin", HOME: path.join(base, "home") },
+    env: { PATH: "/bin", HOME: path.join(base, "home"), ...extra.env },
     node: process.execPath,
     ...(extra.egressProxy ? { egressProxy: extra.egressProxy } : {}),
   });
@@ -252,5 +261,82 @@ describe("launch plan: the tools' supervisor and egress guard", () => {
     const probe = probeLandlock(helper);
     assert.equal(probe.abi, 0);
     assert.equal(probe.features.seccompNotify, false);
+  });
+});
+
+describe("Pi's compile cache", () => {
+  it("is the bundle dir's, given to Pi only where the tools cannot write it, and never one Pi inherits", async (t) => {
+    const used = await plan(t, FULL, { privateBase: true, compileCache: true });
+    assert.equal(used.compileCache.use, true);
+    assert.equal(used.spec.pi.env[COMPILE_CACHE_ENV], used.compileCache.dir);
+    assert.match(used.compileCache.dir, /[\\/]bundle[\\/]compile-cache$/);
+    // The tools are not given it (their environment is their own).
+    assert.equal(used.spec.executor.env[COMPILE_CACHE_ENV], undefined);
+
+    const inherited = await plan(t, FULL, {
+      privateBase: true,
+      compileCache: true,
+      env: { [COMPILE_CACHE_ENV]: "/tmp/planted" },
+    });
+    assert.equal(inherited.spec.pi.env[COMPILE_CACHE_ENV], inherited.compileCache.dir);
+    assert.ok(inherited.notes.some((n) => n.includes("/tmp/planted") && n.includes("not passed to Pi")));
+
+    // In /tmp, which the tools' domain grants: refused, said so, and an inherited one is dropped too.
+    const reachable = await plan(t, FULL, {
+      compileCache: true,
+      env: { [COMPILE_CACHE_ENV]: "/tmp/planted" },
+    });
+    assert.deepEqual(
+      { use: reachable.compileCache.use, why: !reachable.compileCache.use && reachable.compileCache.why },
+      { use: false, why: "writable by the tools" },
+    );
+    assert.equal(reachable.spec.pi.env[COMPILE_CACHE_ENV], undefined);
+    assert.ok(
+      reachable.notes.some((n) => n.includes("compile cache") && n.includes("writable by the tools")),
+    );
+
+    // No domain and the tools on the bridge's own uid: everything is theirs to write.
+    const unprotected = await plan(t, FULL, { privateBase: true, compileCache: true, landlock: "off" });
+    assert.equal(unprotected.compileCache.use, false);
+    assert.equal(unprotected.spec.pi.env[COMPILE_CACHE_ENV], undefined);
+
+    // None built (a dev checkout before npm run build): no cache, nothing to report.
+    const missing = await plan(t, FULL, { privateBase: true, env: { [COMPILE_CACHE_ENV]: "/tmp/planted" } });
+    assert.equal(missing.spec.pi.env[COMPILE_CACHE_ENV], undefined);
+    assert.equal(missing.notes.filter((n) => n.includes("compile cache")).length, 0);
+    assert.equal(missing.notes.filter((n) => n.includes("not passed to Pi")).length, 1);
+  });
+
+  it("checks the directory and each of Node's directories in it, and takes nothing unexpected", async (t) => {
+    const base = await tempDir(t, "cache-");
+    const dir = path.join(base, "compile-cache");
+    const never = () => false;
+    assert.deepEqual(decideCompileCache(dir, never), { use: false, dir, why: "missing" });
+    writeFileSync(dir, "");
+    assert.deepEqual(decideCompileCache(dir, never), { use: false, dir, why: "not a directory" });
+
+    const real = path.join(base, "real");
+    mkdirSync(path.join(real, "v22-x64-0"), { recursive: true });
+    const link = path.join(base, "link");
+    symlinkSync(real, link);
+    assert.deepEqual(decideCompileCache(link, never), { use: false, dir: link, why: "not a directory" });
+    assert.deepEqual(decideCompileCache(real, never), { use: true, dir: real });
+
+    // One of Node's per-version directories the tools could write is enough to refuse the whole cache.
+    const inner = path.join(real, "v22-x64-0");
+    assert.deepEqual(
+      decideCompileCache(real, (target) => target === inner),
+      {
+        use: false,
+        dir: real,
+        why: "writable by the tools",
+      },
+    );
+    // A file or a link where Node keeps directories, or more directories than Node makes: not ours.
+    writeFileSync(path.join(real, "stray"), "");
+    assert.deepEqual(decideCompileCache(real, never), { use: false, dir: real, why: "unexpected" });
+    const crowded = path.join(base, "crowded");
+    for (let i = 0; i < 17; i++) mkdirSync(path.join(crowded, `v${i}`), { recursive: true });
+    assert.deepEqual(decideCompileCache(crowded, never), { use: false, dir: crowded, why: "unexpected" });
   });
 });

@@ -1,0 +1,80 @@
+// warm-compile-cache.mjs [bundle dir]: builds Pi's compile cache (compile-cache.ts) by starting Pi once, as the
+// bridge starts it, until it answers. Run where the bundles will run, by the user that will run Pi (the image
+// build runs it as root, after the runtime is in place); exits non-zero unless the cache holds Pi's modules.
+import { spawn } from "node:child_process";
+import { mkdirSync, mkdtempSync, readdirSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import path from "node:path";
+import { COMPILE_CACHE_DIR, COMPILE_CACHE_ENV } from "./compile-cache.ts";
+import { bridgePiArgv } from "./pi-argv.ts";
+import { findPiInstall } from "./pi-install.ts";
+
+const ANSWER_TIMEOUT_MS = 120_000;
+/** Fewer cached modules than this means Pi did not boot as the bridge boots it. */
+const MIN_CACHED = 100;
+
+function cachedModules(dir: string): number {
+  let files = 0;
+  for (const version of readdirSync(dir, { withFileTypes: true })) {
+    if (version.isDirectory()) files += readdirSync(path.join(dir, version.name)).length;
+  }
+  return files;
+}
+
+async function warm(bundleDir: string): Promise<number> {
+  const cache = path.join(bundleDir, COMPILE_CACHE_DIR);
+  mkdirSync(cache, { recursive: true, mode: 0o755 });
+  const pi = findPiInstall(bundleDir);
+  const scratch = mkdtempSync(path.join(tmpdir(), "warm-compile-cache-"));
+  try {
+    const child = spawn(
+      process.execPath,
+      bridgePiArgv(pi.cliPath, path.join(bundleDir, "approval-gate.mjs"), ["--no-session", "--offline"]),
+      {
+        cwd: scratch,
+        env: {
+          PATH: process.env.PATH,
+          HOME: scratch,
+          PI_CODING_AGENT_DIR: path.join(scratch, "agent"),
+          AGENT_POLICY_PATH: path.join(scratch, "policy"),
+          PI_OFFLINE: "1",
+          [COMPILE_CACHE_ENV]: cache,
+        },
+        stdio: ["pipe", "pipe", "ignore"],
+      },
+    );
+    const exited = new Promise<number | null>((resolve) => child.once("close", resolve));
+    const answered = await new Promise<boolean>((resolve) => {
+      const timer = setTimeout(() => resolve(false), ANSWER_TIMEOUT_MS);
+      let seen = "";
+      child.stdout.on("data", (chunk: Buffer) => {
+        seen = (seen + chunk.toString("utf8")).slice(-4096);
+        if (seen.includes('"id":"warm"')) {
+          clearTimeout(timer);
+          resolve(true);
+        }
+      });
+      void exited.then(() => resolve(false));
+      child.stdin.write(`${JSON.stringify({ id: "warm", type: "get_state" })}\n`);
+    });
+    // Node writes the cache as Pi exits (Pi ends on SIGTERM by exiting).
+    child.kill("SIGTERM");
+    await exited;
+    if (!answered) throw new Error("Pi did not answer get_state");
+    return cachedModules(cache);
+  } finally {
+    rmSync(scratch, { recursive: true, force: true });
+  }
+}
+
+const bundleDir = path.resolve(process.argv[2] ?? import.meta.dirname);
+try {
+  const cached = await warm(bundleDir);
+  if (cached < MIN_CACHED) throw new Error(`only ${cached} modules were cached`);
+  process.stderr.write(
+    `warm-compile-cache: ${cached} modules in ${path.join(bundleDir, COMPILE_CACHE_DIR)}\n`,
+  );
+} catch (err) {
+  process.stderr.write(`warm-compile-cache: ${(err as Error).message}\n`);
+  process.exit(1);
+}
