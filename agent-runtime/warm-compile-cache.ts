@@ -1,10 +1,12 @@
-// warm-compile-cache.mjs [bundle dir]: builds Pi's compile cache (compile-cache.ts) by starting Pi once, as the
-// bridge starts it, until it answers. Run where the bundles will run, by the user that will run Pi (the image
-// build runs it as root, after the runtime is in place); exits non-zero unless the cache holds Pi's modules.
-import { spawn } from "node:child_process";
+// warm-compile-cache.mjs [bundle dir]: builds the compile cache (compile-cache.ts) by starting Pi once, as the
+// bridge starts it, until it answers, then loading the bridge's own modules. Run where the bundles will run, by
+// the user that will run them (the image build runs it as root, after the runtime is in place); exits non-zero
+// unless the cache holds Pi's modules and the bridge's.
+import { spawn, spawnSync } from "node:child_process";
 import { mkdirSync, mkdtempSync, readdirSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import path from "node:path";
+import { pathToFileURL } from "node:url";
 import { COMPILE_CACHE_DIR, COMPILE_CACHE_ENV } from "./compile-cache.ts";
 import { bridgePiArgv } from "./pi-argv.ts";
 import { findPiInstall } from "./pi-install.ts";
@@ -12,6 +14,25 @@ import { findPiInstall } from "./pi-install.ts";
 const ANSWER_TIMEOUT_MS = 120_000;
 /** Fewer cached modules than this means Pi did not boot as the bridge boots it. */
 const MIN_CACHED = 100;
+
+/**
+ * The bridge's modules: its entry answers --version after loading prestart; its chunks (the run chunk, which
+ * loads while Pi boots) are only imported, which evaluates no more than their declarations and a logger.
+ */
+function warmBridge(bundleDir: string, cache: string, scratch: string): void {
+  const env = { PATH: process.env.PATH, HOME: scratch, [COMPILE_CACHE_ENV]: cache };
+  const chunks = readdirSync(path.join(bundleDir, "chunks"))
+    .filter((name) => name.endsWith(".mjs"))
+    .map((name) => pathToFileURL(path.join(bundleDir, "chunks", name)).href);
+  const runs = [
+    [path.join(bundleDir, "bridge.mjs"), "--version"],
+    ["--input-type=module", "-e", "for (const url of process.argv.slice(1)) await import(url);", ...chunks],
+  ];
+  for (const args of runs) {
+    const run = spawnSync(process.execPath, args, { cwd: scratch, env, stdio: ["ignore", "ignore", "pipe"] });
+    if (run.status !== 0) throw new Error(`node ${args[0]} failed: ${String(run.stderr).slice(0, 500)}`);
+  }
+}
 
 function cachedModules(dir: string): number {
   let files = 0;
@@ -61,6 +82,9 @@ async function warm(bundleDir: string): Promise<number> {
     child.kill("SIGTERM");
     await exited;
     if (!answered) throw new Error("Pi did not answer get_state");
+    const pis = cachedModules(cache);
+    warmBridge(bundleDir, cache, scratch);
+    if (cachedModules(cache) < pis + 3) throw new Error("the bridge's modules were not cached");
     return cachedModules(cache);
   } finally {
     rmSync(scratch, { recursive: true, force: true });

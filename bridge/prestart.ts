@@ -1,4 +1,4 @@
-// The first thing bridge.mjs evaluates: check the command line, move the token out of the environment, open the
+// What bridge.mjs runs first, once its compile cache is on: check the command line, move the token out of the environment, open the
 // state dir, bind the listening address and start the agent (the tool executor and Pi), before the heavier
 // modules (logger, schemas, WebSocket) load, so Pi boots in parallel with them. Nothing is started unless every
 // check passes (fail closed): a refusal is one sentence on stderr here, and a JSON line once the logger exists.
@@ -126,17 +126,17 @@ function readToken(options: BridgeOptions): { token: string; exposure: string | 
   return { token, exposure };
 }
 
-function resolveGate(options: BridgeOptions): string {
-  // import.meta.dirname is bridge.mjs's own directory: prestart stays in the entry file (build.mjs splits only
-  // the rest into chunks/), and a gate missing from there refuses the start (tested in bridge-stdio).
-  const gate = path.resolve(options.gate ?? path.join(import.meta.dirname, "approval-gate.mjs"));
+function resolveGate(options: BridgeOptions, bundleDir: string): string {
+  // A gate missing from the bundle dir refuses the start (tested in bridge-stdio).
+  const gate = path.resolve(options.gate ?? path.join(bundleDir, "approval-gate.mjs"));
   try {
     if (statSync(gate).isFile()) return gate;
   } catch {}
   throw new StartupError(`approval gate not found at ${gate}: refusing to start Pi without it`);
 }
 
-async function start(): Promise<Prestart> {
+/** Checks the command line and starts Pi; `bundleDir` is bridge.mjs's own directory (the gate, the executor). */
+export async function prestart(bundleDir: string): Promise<Prestart> {
   let listener: BoundListener | undefined;
   let egressListener: EgressListener | undefined;
   try {
@@ -179,12 +179,12 @@ async function start(): Promise<Prestart> {
     // Bound before anything is started: an address in use stops the start here, before Pi.
     if (options.listen) listener = await bindListener(options.listen.host, options.listen.port);
     for (const name of bridgeSecretNames(process.env)) delete process.env[name];
-    const gate = resolveGate(options);
+    const gate = resolveGate(options, bundleDir);
     const cwd = path.resolve(options.cwd);
     if (!statSync(cwd, { throwIfNoEntry: false })?.isDirectory()) {
       throw new StartupError(`--cwd ${cwd} is not a directory`);
     }
-    const pi = findPiInstall(import.meta.dirname);
+    const pi = findPiInstall(bundleDir);
     const principals = decideProcessPrincipals(options.agentUser, options.piUser, launcherHome);
     delete process.env[LAUNCHER_HOME_ENV];
     const state = await openStateDir(stateDir, { workspace: cwd });
@@ -212,7 +212,7 @@ async function start(): Promise<Prestart> {
       principals,
       landlock: options.landlock,
       toolEnvNames: options.toolEnv,
-      bundleDir: import.meta.dirname,
+      bundleDir,
       piPackageDir: pi.packageDir,
       pi: {
         entry: options.piCommand ? path.resolve(options.piCommand) : pi.cliPath,
@@ -311,5 +311,3 @@ async function start(): Promise<Prestart> {
     return { ok: false, error, exitCode };
   }
 }
-
-export const prestart: Prestart = await start();

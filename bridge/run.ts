@@ -65,6 +65,8 @@ export async function runBridge(prestart: Prestart): Promise<void> {
   }
   const report = isolation();
   for (const note of report.notes) log.warn({ note }, "the bridge refused an unsafe setting");
+  const { compileCache } = prestart.plan;
+  log.info({ compileCache: compileCache.use ? compileCache.dir : null }, "Pi's compile cache");
   if (report.mode === "degraded") {
     log.warn({ reasons: report.reasons, protections: report.protections }, "isolation degraded");
   } else {

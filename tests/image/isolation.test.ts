@@ -332,9 +332,8 @@ async function attackRun(t: TestContext, r: Running) {
     gate: await r.root("sha256sum /opt/chat-ui-agent/approval-gate.mjs"),
     optPlant: (await r.root("test -e /opt/chat-ui-agent/planted && echo planted || echo clean")).trim(),
     cache: await r.root(CACHE_DIGEST),
-    piCompileCache: (
-      await r.root(`tr '\\0' '\\n' < /proc/${status.pi.pid}/environ | grep '^NODE_COMPILE_CACHE=' || true`)
-    ).trim(),
+    // What the bridge handed Pi (Pi's environ is not readable from outside: Pi is not dumpable).
+    piCompileCache: /"compileCache":("[^"]*"|null),"msg":"Pi's compile cache"/.exec(await r.logs())?.[1],
     pushed: (await r.root("test -e /workspace/PUSHED && echo pushed || echo absent")).trim(),
     states: await r.root(`grep '^State' /proc/${r.bridgePid}/status /proc/${status.pi.pid}/status`),
   };
@@ -406,7 +405,7 @@ describe("isolation in the image: the bridge, Pi and the tools as three principa
       // The image has Pi's compile cache, the bridge gave it to Pi, and the tools changed nothing in it.
       assert.ok(Number(result.cacheBefore.trim().split("\n").at(-1)) > 100, result.cacheBefore);
       assert.equal(result.outside.cache, result.cacheBefore);
-      assert.equal(result.outside.piCompileCache, "NODE_COMPILE_CACHE=/opt/chat-ui-agent/compile-cache");
+      assert.equal(result.outside.piCompileCache, '"/opt/chat-ui-agent/compile-cache"');
       assert.equal(result.outside.pushed, "absent");
       assert.doesNotMatch(result.outside.states, /\(stopped\)|\bT\b/);
       // Unauthenticated health says only ok (the report needs the token: bridge_status, the welcome).
@@ -431,7 +430,7 @@ describe("isolation in the image: the bridge, Pi and the tools as three principa
     assert.equal(result.outside.optPlant, "clean");
     // Nothing keeps the tools out of what the bridge's uid owns here: Pi starts without a compile cache.
     assert.equal(result.outside.cache, result.cacheBefore);
-    assert.equal(result.outside.piCompileCache, "");
+    assert.equal(result.outside.piCompileCache, "null");
   });
 
   it("the health server drops root, and serves as uid 1000 too; it says what a bridge here would get", async () => {
