@@ -179,55 +179,88 @@ function connect(port: number, onFrame: (text: string) => void, resume?: { epoch
   return { ws, welcome, sentAt };
 }
 
+/** One paced run: `prompt` asks fake Pi for `n` stamped frames; `frames` reports each as it arrives. */
+type PacedRun = (n: number) => Promise<number[]>;
+
 /** Each stamped frame's age on arrival (µs) when `child` (fake Pi, or a stdio bridge over it) paces `n` frames. */
-async function pacedOverStdio(child: ChildProcessWithoutNullStreams, n: number): Promise<number[]> {
-  const ages: number[] = [];
-  const done = untilLine(child, (line) => {
-    const f = JSON.parse(line) as Frame;
-    if (f.t) ages.push(Number(process.hrtime.bigint() - BigInt(f.t)) / 1000);
-    return f.type === "agent_settled";
-  });
-  child.stdin.write(`${JSON.stringify({ type: "prompt", id: "x", message: `PACED ${n} 1 200` })}\n`);
-  await done;
-  await stop(child);
-  return ages;
+function pacedOverStdio(child: ChildProcessWithoutNullStreams): PacedRun {
+  let runs = 0;
+  return async (n) => {
+    const ages: number[] = [];
+    const done = untilLine(child, (line) => {
+      const f = JSON.parse(line) as Frame;
+      if (f.t) ages.push(Number(process.hrtime.bigint() - BigInt(f.t)) / 1000);
+      return f.type === "agent_settled";
+    });
+    child.stdin.write(
+      `${JSON.stringify({ type: "prompt", id: `x${runs++}`, message: `PACED ${n} 1 200` })}\n`,
+    );
+    await done;
+    return ages;
+  };
 }
 
-// 1. Added latency per frame: fake Pi stamps each line with the monotonic clock; read directly vs via the bridge.
-async function latency(): Promise<Record<string, number>> {
-  const n = 2000;
-  const direct = await pacedOverStdio(startProcess([fakePi]), n);
-  // The bridge's own cost without the WebSocket hop: stdio mode, read exactly like the direct run.
-  const viaStdio = await pacedOverStdio(
-    startProcess([bundle, "--mode", "rpc", "--gate", gate, "--pi-command", fakePi]),
-    n,
-  );
-  const bridge = await startNetworkBridge();
-  const through: number[] = [];
+/** The same over the network bridge's WebSocket. */
+async function pacedOverWebSocket(port: number): Promise<{ run: PacedRun; close: () => void }> {
+  let ages: number[] = [];
   let settled: () => void = () => {};
-  const done = new Promise<void>((r) => {
-    settled = r;
-  });
-  const c = connect(bridge.port, (text) => {
+  const c = connect(port, (text) => {
     const f = JSON.parse(text) as Frame;
-    if (f.t) through.push(Number(process.hrtime.bigint() - BigInt(f.t)) / 1000);
+    if (f.t) ages.push(Number(process.hrtime.bigint() - BigInt(f.t)) / 1000);
     if (f.type === "agent_settled") settled();
   });
   await c.welcome;
-  c.ws.send(JSON.stringify({ type: "prompt", id: "lat", message: `PACED ${n} 1 200` }));
-  await done;
-  c.ws.close();
-  await stop(bridge.child);
-  return {
-    directMedianUs: round(median(direct)),
-    bridgeMedianUs: round(median(through)),
-    addedMedianUs: round(median(through) - median(direct)),
-    stdioBridgeMedianUs: round(median(viaStdio)),
-    stdioAddedMedianUs: round(median(viaStdio) - median(direct)),
-    directP99Us: round(p99(direct)),
-    bridgeP99Us: round(p99(through)),
-    frames: n,
+  let runs = 0;
+  const run: PacedRun = async (n) => {
+    ages = [];
+    const done = new Promise<void>((r) => {
+      settled = r;
+    });
+    c.ws.send(JSON.stringify({ type: "prompt", id: `lat${runs++}`, message: `PACED ${n} 1 200` }));
+    await done;
+    return ages;
   };
+  return { run, close: () => c.ws.close() };
+}
+
+/**
+ * The first `n` frames after the processes start, then (after a warm-up of WARMUP frames) `n` more: at first
+ * every process (fake Pi, the bridge, this client) still compiles its hot paths and grows its heap, and on a VM
+ * whose page faults are dear that costs more than the bridge's own work per frame.
+ */
+async function pacedPhases(run: PacedRun, n: number): Promise<{ first: number[]; warm: number[] }> {
+  const first = await run(n);
+  await run(WARMUP);
+  return { first, warm: await run(n) };
+}
+const WARMUP = 3000;
+
+// 1. Added latency per frame: fake Pi stamps each line with the monotonic clock; read directly vs via the bridge.
+// The targets are for a bridge that has been running (the warm phase); the first frames are reported beside.
+async function latency(): Promise<Record<string, number | Record<string, number>>> {
+  const n = 2000;
+  const fake = startProcess([fakePi]);
+  const direct = await pacedPhases(pacedOverStdio(fake), n);
+  await stop(fake);
+  // The bridge's own cost without the WebSocket hop: stdio mode, read exactly like the direct run.
+  const stdioBridge = startProcess([bundle, "--mode", "rpc", "--gate", gate, "--pi-command", fakePi]);
+  const viaStdio = await pacedPhases(pacedOverStdio(stdioBridge), n);
+  await stop(stdioBridge);
+  const bridge = await startNetworkBridge();
+  const ws = await pacedOverWebSocket(bridge.port);
+  const through = await pacedPhases(ws.run, n);
+  ws.close();
+  await stop(bridge.child);
+  const figures = (phase: "first" | "warm") => ({
+    directMedianUs: round(median(direct[phase])),
+    bridgeMedianUs: round(median(through[phase])),
+    addedMedianUs: round(median(through[phase]) - median(direct[phase])),
+    stdioBridgeMedianUs: round(median(viaStdio[phase])),
+    stdioAddedMedianUs: round(median(viaStdio[phase]) - median(direct[phase])),
+    directP99Us: round(p99(direct[phase])),
+    bridgeP99Us: round(p99(through[phase])),
+  });
+  return { ...figures("warm"), frames: n, warmupFrames: WARMUP, firstFramesAfterStart: figures("first") };
 }
 
 // 2. Throughput for 200-byte frames: direct pipe vs through the bridge's WebSocket. Also 3–5 on the same bridge.
@@ -525,7 +558,8 @@ async function main(): Promise<void> {
     targets: {
       journalCostMedianUs: "<= 20",
       restartToFirstResumedFrameMedianMs: "<= 3000 (includes Pi's start and the patch probe)",
-      addedMedianUs: "<= 100",
+      addedMedianUs: "<= 100 (latency: the warm phase)",
+      bridgeP99Us: "<= 1000 (latency: the warm phase)",
       bridgeFramesPerSec: ">= 50000",
       firstReplayedFrameMs: "<= 20",
       replay10kFramesMs: "<= 100",
