@@ -4,7 +4,9 @@
 // anything in it, the same trust as the bundles beside it; otherwise Pi starts without one (and without one it
 // inherited). The bridge uses it only when it is as much its owner's as the bundle that asks.
 import { lstatSync, readdirSync, type Stats, statSync } from "node:fs";
-import { constants, enableCompileCache } from "node:module";
+// The default export, not named ones: the bridge imports this before its Node version check runs, and a name
+// an older Node lacks would fail the import instead of the check.
+import nodeModule from "node:module";
 import path from "node:path";
 
 /** The cache's directory inside the bundle dir. */
@@ -67,8 +69,7 @@ export function enableBundleCompileCache(bundleDir: string, entry: string): bool
   };
   const decision = decideCompileCache(path.join(bundleDir, COMPILE_CACHE_DIR), othersMayWrite);
   if (!decision.use) return false;
-  const { status } = enableCompileCache(decision.dir);
-  return (
-    status === constants.compileCacheStatus.ENABLED || status === constants.compileCacheStatus.ALREADY_ENABLED
-  );
+  const { status } = nodeModule.enableCompileCache(decision.dir);
+  const { ENABLED, ALREADY_ENABLED } = nodeModule.constants.compileCacheStatus;
+  return status === ENABLED || status === ALREADY_ENABLED;
 }
