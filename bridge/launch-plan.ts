@@ -107,6 +107,8 @@ export interface PlanInput {
   node: string;
   /** The egress proxy the tools are pointed at (`http://127.0.0.1:<port>`), when the bridge runs one. */
   egressProxy?: string;
+  /** The helper's probe, when the caller started it earlier (probeLandlockAsync); otherwise it runs here. */
+  probe?: LandlockProbe;
 }
 
 /** How long the supervisor lets the executor end its tools on SIGTERM before it ends everything itself. */
@@ -123,7 +125,7 @@ export function planLaunch(input: PlanInput): LaunchPlan {
       throw new LaunchError(`--tool-env ${name.slice(0, 64)}: not a variable name that may be passed`);
   }
   const helper = findLandlockHelper(input.bundleDir);
-  const probe = probeLandlock(helper);
+  const probe = input.probe ?? probeLandlock(helper);
   const domain = toolsDomain({
     workspace: cwd,
     toolHome: principals.tools.home,

@@ -8,6 +8,7 @@ import { findPiInstall, type PiInstall } from "../agent-runtime/pi-install.ts";
 import { APPROVAL_TIMEOUT_ENV, approvalTimeout } from "../agent-runtime/policy/approval-timeout.ts";
 import { networkModePathOf } from "../agent-runtime/policy/network-mode-file.ts";
 import { type EndTreeResult, endTree } from "../agent-runtime/process-tree.ts";
+import { findLandlockHelper, probeLandlockAsync } from "../agent-runtime/sandbox/landlock.ts";
 import { versionLine } from "../agent-runtime/version.ts";
 import { type AgentLaunch, type AgentPair, startAgent } from "./agent-launch.ts";
 import { releaseReserveIfFull } from "./disk-reserve.ts";
@@ -179,6 +180,8 @@ export async function prestart(bundleDir: string): Promise<Prestart> {
     // Bound before anything is started: an address in use stops the start here, before Pi.
     if (options.listen) listener = await bindListener(options.listen.host, options.listen.port);
     for (const name of bridgeSecretNames(process.env)) delete process.env[name];
+    // The kernel probe runs (a child process) while the state dir is opened and leftovers are ended.
+    const probing = probeLandlockAsync(findLandlockHelper(bundleDir));
     const gate = resolveGate(options, bundleDir);
     const cwd = path.resolve(options.cwd);
     if (!statSync(cwd, { throwIfNoEntry: false })?.isDirectory()) {
@@ -206,6 +209,7 @@ export async function prestart(bundleDir: string): Promise<Prestart> {
       egressProblem = `the egress proxy could not listen on 127.0.0.1 (${(err as NodeJS.ErrnoException).code ?? (err as Error).message})`;
       process.stderr.write(`chat-ui-agent bridge: ${egressProblem}\n`);
     }
+    const probe = await probing;
     const plan = planLaunch({
       cwd,
       stateDir: state.paths.root,
@@ -222,6 +226,7 @@ export async function prestart(bundleDir: string): Promise<Prestart> {
       runId: markerPrefix,
       env: process.env,
       node: process.execPath,
+      probe,
       ...(egressListener ? { egressProxy: `http://127.0.0.1:${egressListener.address.port}` } : {}),
     });
     // The bridge reads and writes the same policy file it tells Pi about.

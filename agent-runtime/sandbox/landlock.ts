@@ -1,7 +1,7 @@
 // The tools' Landlock domain: which trees they may read and run, which they may write, and what the helper
 // (landlock-exec.c, built beside the bundles) is told. Everything not listed is out of reach for the tool
 // executor and every process it starts: the bridge's state dir, Pi's private tree, the policy dir.
-import { spawnSync } from "node:child_process";
+import { execFile, spawnSync } from "node:child_process";
 import { existsSync, realpathSync } from "node:fs";
 import path from "node:path";
 import * as z from "zod/mini";
@@ -130,43 +130,62 @@ const ProbeAnswer = z.strictObject({
   waitKillable: z.boolean(),
 });
 
+/** How the helper's probe run ended: its exit status, output, and the error that kept it from running. */
+interface ProbeRun {
+  status: number | null;
+  stdout: string;
+  stderr: string;
+  error?: Error | undefined;
+}
+
+const PROBE_ARGS = ["--probe"];
+const PROBE_TIMEOUT_MS = 5_000;
+
 /** Asks the helper what this kernel offers: the Landlock ABI (0: none), seccomp filters and notifications. */
 export function probeLandlock(
   helper: string | undefined,
   budget: ProcessBudget = processBudget(),
 ): LandlockProbe {
+  if (!helper) return readProbe(helper, undefined, budget);
+  const run = spawnSync(helper, PROBE_ARGS, { encoding: "utf8", timeout: PROBE_TIMEOUT_MS });
+  return readProbe(helper, run, budget);
+}
+
+/** The same probe, without blocking: the bridge starts it first and reads it when it plans the launch. */
+export function probeLandlockAsync(
+  helper: string | undefined,
+  budget: ProcessBudget = processBudget(),
+): Promise<LandlockProbe> {
+  if (!helper) return Promise.resolve(readProbe(helper, undefined, budget));
+  return new Promise((resolve) => {
+    execFile(helper, PROBE_ARGS, { encoding: "utf8", timeout: PROBE_TIMEOUT_MS }, (error, stdout, stderr) => {
+      const status = error ? (typeof error.code === "number" ? error.code : null) : 0;
+      // Named as spawnSync names them: the reason reads the same whichever way the probe ran.
+      const code = error?.killed ? "ETIMEDOUT" : typeof error?.code === "string" ? error.code : undefined;
+      const cause = status === null ? Object.assign(new Error(error?.message), { code }) : undefined;
+      resolve(readProbe(helper, { status, stdout, stderr, error: cause }, budget));
+    });
+  });
+}
+
+function readProbe(
+  helper: string | undefined,
+  run: ProbeRun | undefined,
+  budget: ProcessBudget,
+): LandlockProbe {
   const none = { ...NO_KERNEL_FEATURES };
-  if (!helper)
-    return {
-      abi: 0,
-      helper,
-      reason: "the Landlock helper (landlock-exec) is not installed beside the bundles",
-      features: none,
-      budget,
-    };
-  const result = spawnSync(helper, ["--probe"], { encoding: "utf8", timeout: 5_000 });
-  if (result.status !== 0) {
-    return {
-      abi: 0,
-      helper,
-      reason: `the Landlock helper failed: ${result.error?.message ?? result.stderr.trim().slice(0, 200)}`,
-      features: none,
-      budget,
-    };
+  const refused = (reason: string): LandlockProbe => ({ abi: 0, helper, reason, features: none, budget });
+  if (!helper || !run)
+    return refused("the Landlock helper (landlock-exec) is not installed beside the bundles");
+  if (run.status !== 0) {
+    const cause = run.error ? ((run.error as NodeJS.ErrnoException).code ?? run.error.message) : undefined;
+    return refused(`the Landlock helper failed: ${cause ?? run.stderr.trim().slice(0, 200)}`);
   }
   let answer: z.infer<typeof ProbeAnswer> | undefined;
   try {
-    answer = ProbeAnswer.parse(JSON.parse(result.stdout));
+    answer = ProbeAnswer.parse(JSON.parse(run.stdout));
   } catch {}
-  if (!answer) {
-    return {
-      abi: 0,
-      helper,
-      reason: "the Landlock helper answered the probe with something unexpected",
-      features: none,
-      budget,
-    };
-  }
+  if (!answer) return refused("the Landlock helper answered the probe with something unexpected");
   const { abi, ...rest } = answer;
   const features: KernelFeatures = { landlockAbi: abi, ...rest };
   return abi > 0

@@ -14,7 +14,11 @@ import {
   planEgress,
   proxyEnvironment,
 } from "../../agent-runtime/sandbox/egress.ts";
-import { type KernelFeatures, probeLandlock } from "../../agent-runtime/sandbox/landlock.ts";
+import {
+  type KernelFeatures,
+  probeLandlock,
+  probeLandlockAsync,
+} from "../../agent-runtime/sandbox/landlock.ts";
 import { processBudget, UNBUDGETED_TOOLS_NPROC } from "../../agent-runtime/sandbox/process-budget.ts";
 import { commandLine, SupervisorMessage, supervisorArgs } from "../../agent-runtime/sandbox/supervisor.ts";
 import { decidePrincipals } from "../../bridge/isolation.ts";
@@ -261,6 +265,33 @@ describe("launch plan: the tools' supervisor and egress guard", () => {
     const probe = probeLandlock(helper);
     assert.equal(probe.abi, 0);
     assert.equal(probe.features.seccompNotify, false);
+  });
+
+  it("reads the probe the same way whether it ran blocking or while the bridge went on", async (t) => {
+    const dir = await tempDir(t, "probe-async-");
+    const helper = (name: string, body: string) => {
+      const file = path.join(dir, name);
+      writeFileSync(file, `#!/bin/sh\n${body}\n`);
+      chmodSync(file, 0o755);
+      return file;
+    };
+    const budget = { toolsNproc: 100 } as Parameters<typeof probeLandlock>[1];
+    for (const sub of ["full", "none"]) mkdirSync(path.join(dir, sub));
+    const helpers = [
+      fakeHelper(t, path.join(dir, "full"), FULL),
+      fakeHelper(t, path.join(dir, "none"), { ...FULL, landlockAbi: 0 }),
+      helper("partial", `echo '{"abi":7}'`),
+      helper("garbage", "echo not json"),
+      helper("fails", "echo broken >&2; exit 3"),
+      path.join(dir, "missing"),
+      undefined,
+    ];
+    for (const file of helpers) {
+      const blocking = probeLandlock(file, budget);
+      assert.deepEqual(await probeLandlockAsync(file, budget), blocking, String(file));
+    }
+    assert.equal(probeLandlock(helpers[0], budget).abi, 7);
+    assert.match(String((probeLandlock(helpers[4], budget) as { reason?: string }).reason), /failed: broken/);
   });
 });
 
