@@ -376,8 +376,12 @@ async function checkBoundary(t: TestContext, r: Running, mode: Mode): Promise<vo
       `arrived: ${JSON.stringify(counts.by)}\n${exfil.text}`,
     );
     assert.match(exfil.text, /ROUTE:race:tries=\d+:reached=0/);
-    // connect() on a file, a pipe and a closed number: the kernel's answers, and each descriptor left as it was.
-    assert.match(exfil.text, /ROUTE:notsock:file=ENOTSOCK:pipe=ENOTSOCK:closed=EBADF:file-kept=yes/);
+    // connect() on a file, a pipe and a closed number: refused for the test address (before the descriptor is
+    // looked at), the kernel's answers for loopback, and each descriptor left as it was.
+    assert.match(
+      exfil.text,
+      /ROUTE:notsock:far:file=EACCES:pipe=EACCES:closed=EACCES:near:file=ENOTSOCK:pipe=ENOTSOCK:closed=EBADF:file-kept=yes/,
+    );
     // The routes that asked the egress proxy met a dialog naming where they were going, and the tool call that
     // asked (denied here). Some routes ask for loopback through the proxy (it would refuse an internal address
     // even if allowed); the sink's must be among them, since the proxy-aware clients tried it.
