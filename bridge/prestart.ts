@@ -1,7 +1,8 @@
-// What bridge.mjs runs first, once its compile cache is on: check the command line, move the token out of the environment, open the
-// state dir, bind the listening address and start the agent (the tool executor and Pi), before the heavier
-// modules (logger, schemas, WebSocket) load, so Pi boots in parallel with them. Nothing is started unless every
-// check passes (fail closed): a refusal is one sentence on stderr here, and a JSON line once the logger exists.
+// What bridge.mjs runs first, once its compile cache is on: check the command line, move the token out of the
+// environment, open the state dir, bind the listening address and start the agent (the tool executor and Pi),
+// before the heavier modules (logger, schemas, WebSocket) load, so Pi boots in parallel with them. Nothing is
+// started unless every check passes (fail closed): a refusal is one sentence on stderr here, and a JSON line once
+// the logger exists.
 import { readFileSync, statSync, unlinkSync, writeSync } from "node:fs";
 import path from "node:path";
 import { findPiInstall, type PiInstall } from "../agent-runtime/pi-install.ts";
