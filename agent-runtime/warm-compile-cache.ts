@@ -8,10 +8,13 @@ import { tmpdir } from "node:os";
 import path from "node:path";
 import { pathToFileURL } from "node:url";
 import { COMPILE_CACHE_DIR, COMPILE_CACHE_ENV } from "./compile-cache.ts";
+import { encodeJsonl, JsonlDecoder } from "./jsonl.ts";
 import { bridgePiArgv } from "./pi-argv.ts";
 import { findPiInstall } from "./pi-install.ts";
 
 const ANSWER_TIMEOUT_MS = 120_000;
+/** Pi's lines are read with the project's codec, bounded: its get_state answer is a few KB. */
+const MAX_LINE_BYTES = 1024 * 1024;
 /** Fewer cached modules than this means Pi did not boot as the bridge boots it. */
 const MIN_CACHED = 100;
 
@@ -67,25 +70,32 @@ async function warm(bundleDir: string): Promise<number> {
     const exited = new Promise<number | null>((resolve) => child.once("close", resolve));
     const answered = await new Promise<boolean>((resolve) => {
       const timer = setTimeout(() => resolve(false), ANSWER_TIMEOUT_MS);
-      let seen = "";
+      const decoder = new JsonlDecoder(MAX_LINE_BYTES);
       child.stdout.on("data", (chunk: Buffer) => {
-        seen = (seen + chunk.toString("utf8")).slice(-4096);
-        if (seen.includes('"id":"warm"')) {
-          clearTimeout(timer);
-          resolve(true);
+        for (const raw of decoder.push(chunk)) {
+          let line: { type?: unknown; id?: unknown } | undefined;
+          try {
+            line = JSON.parse(raw);
+          } catch {}
+          if (line?.type === "response" && line.id === "warm") {
+            clearTimeout(timer);
+            resolve(true);
+          }
         }
       });
       void exited.then(() => resolve(false));
-      child.stdin.write(`${JSON.stringify({ id: "warm", type: "get_state" })}\n`);
+      child.stdin.write(encodeJsonl({ id: "warm", type: "get_state" }));
     });
     // Node writes the cache as Pi exits (Pi ends on SIGTERM by exiting).
     child.kill("SIGTERM");
     await exited;
     if (!answered) throw new Error("Pi did not answer get_state");
-    const pis = cachedModules(cache);
+    const piModules = cachedModules(cache);
+    if (piModules < MIN_CACHED) throw new Error(`only ${piModules} of Pi's modules were cached`);
     warmBridge(bundleDir, cache, scratch);
-    if (cachedModules(cache) < pis + 3) throw new Error("the bridge's modules were not cached");
-    return cachedModules(cache);
+    const all = cachedModules(cache);
+    if (all < piModules + 3) throw new Error("the bridge's modules were not cached");
+    return all;
   } finally {
     rmSync(scratch, { recursive: true, force: true });
   }
@@ -94,7 +104,6 @@ async function warm(bundleDir: string): Promise<number> {
 const bundleDir = path.resolve(process.argv[2] ?? import.meta.dirname);
 try {
   const cached = await warm(bundleDir);
-  if (cached < MIN_CACHED) throw new Error(`only ${cached} modules were cached`);
   process.stderr.write(
     `warm-compile-cache: ${cached} modules in ${path.join(bundleDir, COMPILE_CACHE_DIR)}\n`,
   );
