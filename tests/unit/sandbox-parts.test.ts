@@ -2,10 +2,14 @@
 // task cap from the container's budget, the supervisor's control protocol, and what planLaunch makes of them
 // (with a stand-in helper that reports chosen kernel features).
 import assert from "node:assert/strict";
-import { chmodSync, mkdirSync, symlinkSync, writeFileSync } from "node:fs";
+import { chmodSync, chownSync, mkdirSync, symlinkSync, writeFileSync } from "node:fs";
 import path from "node:path";
 import { describe, it, type TestContext } from "node:test";
-import { COMPILE_CACHE_ENV, decideCompileCache } from "../../agent-runtime/compile-cache.ts";
+import {
+  COMPILE_CACHE_ENV,
+  decideCompileCache,
+  enableBundleCompileCache,
+} from "../../agent-runtime/compile-cache.ts";
 import {
   checkProxyUrl,
   EGRESS_GUARD_ENV,
@@ -169,13 +173,18 @@ describe("the supervisor's control channel", () => {
 });
 
 /** A stand-in helper that answers the probe with these features (planLaunch only probes it). */
+/** A stand-in helper: a shell script named `name` in `dir` whose body answers the probe. */
+function script(dir: string, name: string, body: string): string {
+  const file = path.join(dir, name);
+  writeFileSync(file, `#!/bin/sh\n${body}\n`);
+  chmodSync(file, 0o755);
+  return file;
+}
+
 function fakeHelper(t: TestContext, dir: string, features: KernelFeatures): string {
   const { landlockAbi, ...rest } = features;
-  const helper = path.join(dir, "landlock-exec");
-  writeFileSync(helper, `#!/bin/sh\necho '${JSON.stringify({ abi: landlockAbi, ...rest })}'\n`);
-  chmodSync(helper, 0o755);
   t.diagnostic(`fake helper: ${JSON.stringify(features)}`);
-  return helper;
+  return script(dir, "landlock-exec", `echo '${JSON.stringify({ abi: landlockAbi, ...rest })}'`);
 }
 
 async function plan(
@@ -259,30 +268,21 @@ describe("launch plan: the tools' supervisor and egress guard", () => {
 
   it("reads the helper's probe strictly", async (t) => {
     const dir = await tempDir(t, "probe-");
-    const helper = path.join(dir, "landlock-exec");
-    writeFileSync(helper, `#!/bin/sh\necho '{"abi":7}'\n`);
-    chmodSync(helper, 0o755);
-    const probe = probeLandlock(helper);
+    const probe = probeLandlock(script(dir, "landlock-exec", `echo '{"abi":7}'`));
     assert.equal(probe.abi, 0);
     assert.equal(probe.features.seccompNotify, false);
   });
 
   it("reads the probe the same way whether it ran blocking or while the bridge went on", async (t) => {
     const dir = await tempDir(t, "probe-async-");
-    const helper = (name: string, body: string) => {
-      const file = path.join(dir, name);
-      writeFileSync(file, `#!/bin/sh\n${body}\n`);
-      chmodSync(file, 0o755);
-      return file;
-    };
     const budget = { toolsNproc: 100 } as Parameters<typeof probeLandlock>[1];
     for (const sub of ["full", "none"]) mkdirSync(path.join(dir, sub));
     const helpers = [
       fakeHelper(t, path.join(dir, "full"), FULL),
       fakeHelper(t, path.join(dir, "none"), { ...FULL, landlockAbi: 0 }),
-      helper("partial", `echo '{"abi":7}'`),
-      helper("garbage", "echo not json"),
-      helper("fails", "echo broken >&2; exit 3"),
+      script(dir, "partial", `echo '{"abi":7}'`),
+      script(dir, "garbage", "echo not json"),
+      script(dir, "fails", "echo broken >&2; exit 3"),
       path.join(dir, "missing"),
       undefined,
     ];
@@ -336,6 +336,28 @@ describe("Pi's compile cache", () => {
     assert.equal(missing.spec.pi.env[COMPILE_CACHE_ENV], undefined);
     assert.equal(missing.notes.filter((n) => n.includes("compile cache")).length, 0);
     assert.equal(missing.notes.filter((n) => n.includes("not passed to Pi")).length, 1);
+  });
+
+  it("is the bridge's own only when it is its bundle's owner's and no one else may write it", async (t) => {
+    const base = await privateTempDir(t, "own-cache-");
+    const entry = path.join(base, "bridge.mjs");
+    writeFileSync(entry, "");
+    const cache = path.join(base, "compile-cache");
+    // Each refusal is decided before Node's cache is touched (this process keeps compiling as it did).
+    assert.equal(enableBundleCompileCache(base, entry), false, "no cache");
+    mkdirSync(path.join(cache, "v22-x64-0"), { recursive: true, mode: 0o755 });
+    chmodSync(cache, 0o755);
+    assert.equal(enableBundleCompileCache(base, path.join(base, "missing.mjs")), false, "no entry");
+    chmodSync(cache, 0o775);
+    assert.equal(enableBundleCompileCache(base, entry), false, "group-writable");
+    chmodSync(cache, 0o755);
+    chmodSync(path.join(cache, "v22-x64-0"), 0o757);
+    assert.equal(enableBundleCompileCache(base, entry), false, "a per-version directory others may write");
+    chmodSync(path.join(cache, "v22-x64-0"), 0o755);
+    if (process.geteuid?.() === 0) {
+      chownSync(cache, 1000, 1000);
+      assert.equal(enableBundleCompileCache(base, entry), false, "another owner's");
+    }
   });
 
   it("checks the directory and each of Node's directories in it, and takes nothing unexpected", async (t) => {
